@@ -1,0 +1,108 @@
+"""Every exception donegate raises, in one tree.
+
+```
+DonegateError                 base of everything below
+├── UserError                 misuse: bad arguments, bad files, unknown names (CLI exit 2)
+│   ├── ScriptError           a script file or script turn is invalid (names file and field)
+│   ├── UnsupportedTurn       a wire format cannot express a scripted turn
+│   └── MissingExtra          an optional dependency is not installed (names the extra)
+├── WireFormatError           a provider body that is not the documented shape (names the path)
+├── ProviderError             the provider answered with an error (status, retry-after)
+├── ScriptExhausted           a scripted model was called more times than the script has turns
+└── ToolError                 a tool raised; the loop turns it into an error result
+```
+
+Control flow is never signalled by exceptions: the loop returns tagged steps.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "DonegateError",
+    "MissingExtra",
+    "ProviderError",
+    "ScriptError",
+    "ScriptExhausted",
+    "ToolError",
+    "UnsupportedTurn",
+    "UserError",
+    "WireFormatError",
+]
+
+
+class DonegateError(Exception):
+    """Base class of every donegate error."""
+
+
+class UserError(DonegateError):
+    """The caller asked for something that cannot be done as asked."""
+
+
+class ScriptError(UserError):
+    """A script file or one of its turns is invalid.
+
+    The message names the file (when known) and the field, e.g. ``refund.yaml: turns[3].ending``.
+    """
+
+    def __init__(self, message: str, *, source: str | None = None, field: str | None = None):
+        where = ": ".join(p for p in (source, field) if p)
+        super().__init__(f"{where}: {message}" if where else message)
+        self.source = source
+        self.field = field
+
+
+class UnsupportedTurn(UserError):
+    """A wire format cannot express a scripted turn (``paused`` outside Anthropic, ...)."""
+
+
+class MissingExtra(UserError, ImportError):
+    """An optional dependency is missing; the message names the extra to install."""
+
+    def __init__(self, package: str, extra: str):
+        super().__init__(
+            f"{package} is not installed: pip install \"donegate[{extra}]\""
+        )
+        self.package = package
+        self.extra = extra
+
+
+class WireFormatError(DonegateError):
+    """A provider body does not have the documented shape.
+
+    ``path`` points at the offending field, e.g. ``choices[0].message``.
+    """
+
+    def __init__(self, api: str, message: str, *, path: str = "$"):
+        super().__init__(f"{api}: {path}: {message}")
+        self.api = api
+        self.path = path
+
+
+class ProviderError(DonegateError):
+    """The provider answered with an error status after the transport's own retries."""
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        status: int | None = None,
+        retry_after: float | None = None,
+        body: object = None,
+    ):
+        super().__init__(message)
+        self.status = status
+        self.retry_after = retry_after
+        self.body = body
+
+
+class ScriptExhausted(DonegateError):
+    """A scripted model was asked for more turns than its script holds."""
+
+    def __init__(self, calls: int, turns: int):
+        super().__init__(f"model called {calls} times but script has {turns} turns")
+        self.calls = calls
+        self.turns = turns
+
+
+class ToolError(DonegateError):
+    """A tool failed; carried into the transcript as an error result."""
