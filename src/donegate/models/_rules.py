@@ -127,6 +127,8 @@ def context_exceeded_message(message: str) -> bool:
             "context_length",
             "context window",
             "maximum context",
+            "maximum prompt length",
+            "prompt length exceeds",
             "prompt is too long",
             "too many tokens",
             "input is too long",
