@@ -1,0 +1,133 @@
+"""Typed run events and the `EventSink` protocol that storage, telemetry and UIs listen on.
+
+The loop emits, in order: `ModelCalled` after every model response (classified), `ToolCalled`
+for every call answered (executed or not), `TextDelta`/`Progress` while streaming, and exactly
+one `RunEnded` carrying the `RunResult`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Literal, Protocol, TypeAlias
+
+from donegate.messages import Ending, Message, ToolCall, ToolResult, Turn
+
+if TYPE_CHECKING:
+    from donegate.loop import RunResult
+
+__all__ = [
+    "Event",
+    "EventSink",
+    "ModelCalled",
+    "Progress",
+    "RunEnded",
+    "TextDelta",
+    "ToolCalled",
+    "TurnAppended",
+    "fan_out",
+]
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class ModelCalled:
+    """A model call returned and was classified."""
+
+    step: int
+    """1-based model-call number in this run."""
+    model: str
+    """``provider:model``."""
+    turn: Turn
+    """The classified turn."""
+    duration_s: float
+    """Wall time of the call."""
+    kind: Literal["model_called"] = "model_called"
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class ToolCalled:
+    """A tool call was answered."""
+
+    step: int
+    """The model call that asked for it."""
+    call: ToolCall
+    """The call."""
+    result: ToolResult
+    """The answer appended to the transcript."""
+    executed: bool
+    """False when the harness answered without running the tool (limit, malformed, replayed)."""
+    idempotency_key: str | None = None
+    """The key passed to a side-effecting tool."""
+    duration_s: float = 0.0
+    """Wall time of the execution."""
+    kind: Literal["tool_called"] = "tool_called"
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class TurnAppended:
+    """Messages were appended to the transcript (persist them before the next step)."""
+
+    step: int
+    """The model call the messages follow."""
+    messages: Sequence[Message]
+    """The new messages, in order."""
+    kind: Literal["turn_appended"] = "turn_appended"
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class TextDelta:
+    """Visible text arriving on a streamed call."""
+
+    step: int
+    """The model call streaming."""
+    text: str
+    """The new text."""
+    kind: Literal["text_delta"] = "text_delta"
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class Progress:
+    """A progress update the model wrote in a thinking block: narration, never an answer."""
+
+    step: int
+    """The model call that carried it."""
+    text: str
+    """The update."""
+    kind: Literal["progress"] = "progress"
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class RunEnded:
+    """The run ended; always the last event."""
+
+    result: RunResult
+    """The run's result."""
+    ending: Ending | None = None
+    """The last turn's ending."""
+    kind: Literal["run_ended"] = "run_ended"
+
+
+Event: TypeAlias = ModelCalled | ToolCalled | TurnAppended | TextDelta | Progress | RunEnded
+
+
+class EventSink(Protocol):
+    """Anything that takes run events."""
+
+    def __call__(self, event: Event) -> None:
+        """Handle one event; must not raise."""
+        ...
+
+
+def fan_out(*sinks: EventSink | None) -> EventSink | None:
+    """One sink feeding several (None entries dropped); None when there are none."""
+    live = [s for s in sinks if s is not None]
+    if not live:
+        return None
+    if len(live) == 1:
+        return live[0]
+
+    def emit(event: Event) -> None:
+        for sink in live:
+            sink(event)
+
+    return emit

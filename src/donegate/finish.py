@@ -1,0 +1,76 @@
+"""The finish tool: a structured final answer the model submits by calling a tool.
+
+The model finishing with ``submit_answer`` says it means to be done and gives an answer with a
+schema; invalid arguments are fed back. A prose answer without the call also ends the run.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import jsonschema
+import pydantic
+
+from donegate.errors import UserError
+from donegate.models.base import ToolSpec
+
+__all__ = ["FinishTool", "as_finish_tool"]
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class FinishTool:
+    """A tool whose valid call ends the run with its arguments as the output."""
+
+    schema: Mapping[str, Any]
+    """JSON Schema of the answer."""
+    name: str = "submit_answer"
+    """The tool name the model calls."""
+    description: str = "Submit the final answer. Call this once, when the task is finished."
+    """What the model is told about it."""
+    model: type[pydantic.BaseModel] | None = None
+    """When given, validates and builds the output (a model instance)."""
+
+    @property
+    def spec(self) -> ToolSpec:
+        """The tool as the model sees it."""
+        return ToolSpec(name=self.name, description=self.description, parameters=self.schema)
+
+    def validate(self, arguments: Mapping[str, Any]) -> tuple[Any, str | None]:
+        """``(output, None)`` for valid arguments, ``(None, why)`` otherwise."""
+        if self.model is not None:
+            try:
+                return self.model.model_validate(dict(arguments)), None
+            except pydantic.ValidationError as exc:
+                return None, "; ".join(
+                    f"{'.'.join(str(p) for p in e['loc']) or '(answer)'}: {e['msg']}"
+                    for e in exc.errors()
+                )
+        errors = sorted(
+            jsonschema.Draft202012Validator(self.schema).iter_errors(dict(arguments)),
+            key=lambda e: list(e.path),
+        )
+        if errors:
+            return None, "; ".join(
+                f"{'.'.join(str(p) for p in e.path) or '(answer)'}: {e.message}" for e in errors
+            )
+        return dict(arguments), None
+
+
+def as_finish_tool(value: Any, *, name: str = "submit_answer") -> FinishTool | None:
+    """A `FinishTool` from a pydantic model class, a JSON Schema mapping, or itself."""
+    if value is None or isinstance(value, FinishTool):
+        return value
+    if isinstance(value, type) and issubclass(value, pydantic.BaseModel):
+        schema = value.model_json_schema()
+        schema.pop("title", None)
+        description = (value.__doc__ or "").strip() or FinishTool.description
+        return FinishTool(schema=schema, name=name, model=value, description=description)
+    if isinstance(value, Mapping):
+        try:
+            jsonschema.Draft202012Validator.check_schema(value)
+        except jsonschema.SchemaError as exc:
+            raise UserError(f"finish_tool: not a valid JSON Schema: {exc.message}") from None
+        return FinishTool(schema=value, name=name)
+    raise UserError(f"finish_tool: expected a pydantic model or a JSON Schema, got {value!r}")

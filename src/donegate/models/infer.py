@@ -1,0 +1,63 @@
+"""`infer_model`: a `Model` from a Model, a ``"provider:model"`` string, or an SDK client."""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+from donegate.errors import MissingExtra, UserError
+from donegate.models.base import Model
+
+__all__ = ["infer_model"]
+
+# provider prefix -> (module, class, SDK module, client class, extra)
+_PROVIDERS: dict[str, tuple[str, str, str, str, str]] = {
+    "openai": ("donegate.models.sdk", "OpenAIChatModel", "openai", "OpenAI", "openai"),
+    "openai-chat": ("donegate.models.sdk", "OpenAIChatModel", "openai", "OpenAI", "openai"),
+    "openai-responses": (
+        "donegate.models.sdk", "OpenAIResponsesModel", "openai", "OpenAI", "openai",
+    ),
+    "anthropic": ("donegate.models.sdk", "AnthropicModel", "anthropic", "Anthropic", "anthropic"),
+    "google": ("donegate.models.google", "GeminiModel", "google.genai", "Client", "gemini"),
+    "gemini": ("donegate.models.google", "GeminiModel", "google.genai", "Client", "gemini"),
+}
+
+# SDK package of a client object -> provider prefix
+_CLIENT_PACKAGES = {"openai": "openai", "anthropic": "anthropic", "google": "google"}
+
+
+def _model_class(provider: str) -> Any:
+    module, cls, *_ = _PROVIDERS[provider]
+    return getattr(importlib.import_module(module), cls)
+
+
+def infer_model(model: Model | str | Any, *, model_name: str | None = None) -> Model:
+    """Resolve `model` to a `Model`.
+
+    ``"openai:gpt-4.1"``, ``"anthropic:claude-sonnet-4-5"``, ``"google:gemini-2.5-flash"``
+    build the official SDK client from the environment (``OPENAI_API_KEY``, ``OPENAI_BASE_URL``
+    for any compatible server, ...). An SDK client instance is wrapped as it is; pass
+    `model_name`.
+    """
+    if isinstance(model, Model):
+        return model
+    if isinstance(model, str):
+        provider, sep, name = model.partition(":")
+        if not sep or not name or provider not in _PROVIDERS:
+            raise UserError(
+                f"unknown model {model!r}; expected 'provider:model' with provider one of "
+                f"{', '.join(sorted(_PROVIDERS))}"
+            )
+        _, _, sdk, client_cls, extra = _PROVIDERS[provider]
+        try:
+            client = getattr(importlib.import_module(sdk), client_cls)()
+        except ImportError:
+            raise MissingExtra(sdk, extra) from None
+        return _model_class(provider)(client, name)  # type: ignore[no-any-return]
+    package = type(model).__module__.split(".")[0]
+    provider = _CLIENT_PACKAGES.get(package)
+    if provider is None:
+        raise UserError(f"cannot use {type(model).__name__} as a model")
+    if not model_name:
+        raise UserError(f"model_name is required with a {type(model).__name__} client")
+    return _model_class(provider)(model, model_name)  # type: ignore[no-any-return]

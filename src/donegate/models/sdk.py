@@ -1,0 +1,174 @@
+"""Models backed by the official SDK clients, over their real HTTP path.
+
+The SDK client sends the request (auth, base URL, retries with backoff and jitter honouring
+``retry-after``, timeouts); donegate's wire format renders the body and classifies the raw
+response, so the SDK's typed models are never built and every ending is read by our adapter.
+An error status the SDK gives up on becomes an error turn, never an exception.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import importlib
+from collections.abc import AsyncIterator
+from dataclasses import replace
+from typing import Any
+
+from donegate.errors import MissingExtra
+from donegate.messages import Ending, Turn
+from donegate.models._rules import error_turn
+from donegate.models._sse import SSEDecoder
+from donegate.models.base import ModelRequest, StreamAccumulator, WireFormat
+from donegate.models.registry import wire_format
+
+__all__ = ["AnthropicModel", "OpenAIChatModel", "OpenAIResponsesModel", "StainlessModel"]
+
+
+def _import(module: str, extra: str) -> Any:
+    try:
+        return importlib.import_module(module)
+    except ImportError:
+        raise MissingExtra(module, extra) from None
+
+
+def _retry_after(headers: Any) -> float | None:
+    try:
+        value = headers.get("retry-after") if headers is not None else None
+        return float(value) if value is not None else None
+    except (TypeError, ValueError):
+        return None
+
+
+class StainlessModel:
+    """A model reached through an ``openai`` or ``anthropic`` SDK client (``client.post``)."""
+
+    api = "openai-chat"
+    path = "/chat/completions"
+    provider = "openai"
+    sdk = "openai"
+    extra = "openai"
+
+    def __init__(self, client: Any, model: str) -> None:
+        self.client = client
+        self.model = model
+        self._sdk = _import(self.sdk, self.extra)
+        self._wire: WireFormat = wire_format(self.api)
+        self._is_async = type(client).__name__.startswith("Async")
+
+    @property
+    def name(self) -> str:
+        """``provider:model``."""
+        return f"{self.provider}:{self.model}"
+
+    def _body(self, request: ModelRequest, stream: bool) -> dict[str, Any]:
+        return self._wire.render_request(replace(request, model=self.model, stream=stream))
+
+    def _http_error(self, exc: Exception) -> Turn:
+        status = getattr(exc, "status_code", None)
+        response = getattr(exc, "response", None)
+        if isinstance(status, int) and response is not None:
+            try:
+                body: Any = response.json()
+            except ValueError:
+                body = response.text
+            return self._wire.parse_error(
+                status, body, retry_after=_retry_after(response.headers)
+            )
+        return error_turn(
+            api=self.api,
+            ending=Ending.ERROR,
+            status=None,
+            type_=type(exc).__name__,
+            message=str(exc),
+        )
+
+    def request(self, request: ModelRequest) -> Turn:
+        """One call through the SDK."""
+        if self._is_async:
+            return asyncio.run(self.arequest(request))
+        httpx2 = _import("httpx2", self.extra)
+        try:
+            response = self.client.post(
+                self.path, body=self._body(request, False), cast_to=httpx2.Response
+            )
+        except self._sdk.APIError as exc:
+            return self._http_error(exc)
+        return self._wire.parse_response(response.json())
+
+    async def arequest(self, request: ModelRequest) -> Turn:
+        """One call through the async SDK client (a sync client runs on a thread)."""
+        if not self._is_async:
+            return await asyncio.to_thread(self.request, request)
+        httpx2 = _import("httpx2", self.extra)
+        try:
+            response = await self.client.post(
+                self.path, body=self._body(request, False), cast_to=httpx2.Response
+            )
+        except self._sdk.APIError as exc:
+            return self._http_error(exc)
+        return self._wire.parse_response(response.json())
+
+    async def astream(self, request: ModelRequest) -> AsyncIterator[str | Turn]:
+        """Stream: text deltas as they arrive, then the turn."""
+        httpx2 = _import("httpx2", self.extra)
+        acc = self._wire.stream()
+        decoder = SSEDecoder()
+        body = self._body(request, True)
+        try:
+            if self._is_async:
+                response = await self.client.post(
+                    self.path, body=body, cast_to=httpx2.Response, stream=True, stream_cls=None
+                )
+                async for line in response.aiter_lines():
+                    for delta in _feed(decoder, acc, line):
+                        yield delta
+            else:
+                response = await asyncio.to_thread(
+                    self.client.post,
+                    self.path,
+                    body=body,
+                    cast_to=httpx2.Response,
+                    stream=True,
+                    stream_cls=None,
+                )
+                lines = await asyncio.to_thread(lambda: list(response.iter_lines()))
+                for line in lines:
+                    for delta in _feed(decoder, acc, line):
+                        yield delta
+        except self._sdk.APIError as exc:
+            yield self._http_error(exc)
+            return
+        event = decoder.flush()
+        if event is not None:
+            acc.feed(*event)
+        yield acc.finish()
+
+
+def _feed(decoder: SSEDecoder, acc: StreamAccumulator, line: str) -> list[str]:
+    event = decoder.line(line)
+    if event is None:
+        return []
+    delta = acc.feed(*event)
+    return [delta] if delta else []
+
+
+class OpenAIChatModel(StainlessModel):
+    """OpenAI Chat Completions, or any compatible server through ``base_url``."""
+
+
+class OpenAIResponsesModel(StainlessModel):
+    """The OpenAI Responses API."""
+
+    api = "openai-responses"
+    path = "/responses"
+    provider = "openai-responses"
+
+
+class AnthropicModel(StainlessModel):
+    """The Anthropic Messages API."""
+
+    api = "anthropic-messages"
+    path = "/v1/messages"
+    provider = "anthropic"
+    sdk = "anthropic"
+    extra = "anthropic"

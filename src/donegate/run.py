@@ -1,0 +1,307 @@
+"""`run`, `arun` and `stream`: drive the agent loop with plain or async I/O.
+
+Both drivers execute the same algorithm (`donegate.loop.agent_loop`); they differ only in how
+they wait: the sync driver runs parallel tool calls on threads, the async one gathers them.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Callable, Generator, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+from donegate.errors import UserError
+from donegate.events import Event, EventSink, RunEnded, TextDelta, fan_out
+from donegate.finish import FinishTool, as_finish_tool
+from donegate.loop import (
+    Action,
+    CallModel,
+    Gate,
+    Judge,
+    LoopConfig,
+    Policies,
+    RunResult,
+    RunTools,
+    ToolCallRecord,
+    agent_loop,
+)
+from donegate.messages import Message, ToolCall, Turn
+from donegate.models.base import Model, ModelSettings
+from donegate.models.infer import infer_model
+from donegate.tools import EffectLedger, Tool, as_tool, error_result
+
+__all__ = ["arun", "run", "stream"]
+
+Planned = tuple[ToolCall, Tool | None, str | None]
+
+
+def _config(
+    *,
+    model: Model | str | Any,
+    model_name: str | None,
+    tools: Sequence[Tool | Callable[..., Any]],
+    max_steps: int,
+    settings: ModelSettings | None,
+    finish_tool: Any,
+    finish_tool_name: str,
+    policies: Policies | None,
+    budget_tokens: int | None,
+    run_id: str | None,
+    gate: Gate | None,
+    events: EventSink | None,
+) -> LoopConfig:
+    if max_steps < 1:
+        raise UserError(f"max_steps must be at least 1, got {max_steps}")
+    resolved: dict[str, Tool] = {}
+    for t in tools:
+        tool = as_tool(t)
+        if tool.name in resolved:
+            raise UserError(f"two tools are named {tool.name!r}")
+        resolved[tool.name] = tool
+    finish: FinishTool | None = as_finish_tool(finish_tool, name=finish_tool_name)
+    if finish is not None and finish.name in resolved:
+        raise UserError(f"the finish tool's name {finish.name!r} is also a tool's name")
+    return LoopConfig(
+        model=infer_model(model, model_name=model_name),
+        tools=resolved,
+        settings=settings or ModelSettings(),
+        max_steps=max_steps,
+        policies=policies or Policies(),
+        finish=finish,
+        budget_tokens=budget_tokens,
+        run_id=run_id or "run",
+        gate=gate,
+        sink=events,
+    )
+
+
+def _transcript(prompt: str | Sequence[Message], system: str | None) -> list[Message]:
+    messages = [Message.user(prompt)] if isinstance(prompt, str) else list(prompt)
+    if system is not None and not any(m.role == "system" for m in messages):
+        messages.insert(0, Message.system(system))
+    if not any(m.role == "user" for m in messages):
+        raise UserError("the transcript has no user message")
+    return messages
+
+
+def _execute_sync(planned: Planned, ledger: EffectLedger | None, step: int) -> ToolCallRecord:
+    call, tool, key = planned
+    if tool is None:
+        return ToolCallRecord(
+            step=step, call=call, result=error_result(call, f"unknown tool {call.name!r}"),
+            executed=False,
+        )
+    if key is not None and ledger is not None:
+        recorded = ledger.lookup(key)
+        if recorded is not None:
+            return ToolCallRecord(
+                step=step, call=call, result=recorded, executed=False, idempotency_key=key
+            )
+        ledger.begin(key, call)
+    result = tool.run_sync(call, key)
+    if key is not None and ledger is not None:
+        ledger.record(key, result)
+    return ToolCallRecord(step=step, call=call, result=result, executed=True, idempotency_key=key)
+
+
+async def _execute_async(
+    planned: Planned, ledger: EffectLedger | None, step: int, threaded: bool
+) -> ToolCallRecord:
+    call, tool, key = planned
+    if tool is None or not tool.is_async:
+        if threaded:  # plain functions called side by side run on threads
+            return await asyncio.to_thread(_execute_sync, planned, ledger, step)
+        return _execute_sync(planned, ledger, step)
+    if key is not None and ledger is not None:
+        recorded = ledger.lookup(key)
+        if recorded is not None:
+            return ToolCallRecord(
+                step=step, call=call, result=recorded, executed=False, idempotency_key=key
+            )
+        ledger.begin(key, call)
+    result = await tool.run_async(call, key)
+    if key is not None and ledger is not None:
+        ledger.record(key, result)
+    return ToolCallRecord(step=step, call=call, result=result, executed=True, idempotency_key=key)
+
+
+def drive_sync(
+    algorithm: Generator[Action, Any, RunResult], ledger: EffectLedger | None = None
+) -> RunResult:
+    """Run the algorithm with blocking I/O."""
+    outcome: Any = None
+    pool: ThreadPoolExecutor | None = None
+    try:
+        while True:
+            try:
+                action = algorithm.send(outcome)
+            except StopIteration as stop:
+                result: RunResult = stop.value
+                return result
+            if isinstance(action, CallModel):
+                outcome = action.model.request(action.request)
+            elif isinstance(action, RunTools):
+                if len(action.calls) == 1:
+                    outcome = [_execute_sync(action.calls[0], ledger, action.step)]
+                else:
+                    pool = pool or ThreadPoolExecutor(max_workers=8)
+                    futures = [
+                        pool.submit(_execute_sync, p, ledger, action.step) for p in action.calls
+                    ]
+                    outcome = [f.result() for f in futures]
+            else:
+                outcome = action.gate.judge(action.claim, action.transcript, action.output)
+    finally:
+        if pool is not None:
+            pool.shutdown(wait=False)
+
+
+async def drive_async(
+    algorithm: Generator[Action, Any, RunResult],
+    ledger: EffectLedger | None = None,
+    *,
+    streaming: bool = False,
+    sink: EventSink | None = None,
+) -> RunResult:
+    """Run the algorithm with async I/O; with `streaming`, text deltas become events."""
+    outcome: Any = None
+    while True:
+        try:
+            action = algorithm.send(outcome)
+        except StopIteration as stop:
+            result: RunResult = stop.value
+            return result
+        if isinstance(action, CallModel):
+            if streaming:
+                outcome = await _stream_call(action, sink)
+            else:
+                outcome = await action.model.arequest(action.request)
+        elif isinstance(action, RunTools):
+            threaded = len(action.calls) > 1
+            outcome = list(
+                await asyncio.gather(
+                    *(_execute_async(p, ledger, action.step, threaded) for p in action.calls)
+                )
+            )
+        elif isinstance(action, Judge):
+            outcome = await asyncio.to_thread(
+                action.gate.judge, action.claim, action.transcript, action.output
+            )
+
+
+async def _stream_call(action: CallModel, sink: EventSink | None) -> Turn:
+    turn: Turn | None = None
+    async for item in action.model.astream(action.request):
+        if isinstance(item, str):
+            if sink is not None and item:
+                sink(TextDelta(step=action.step, text=item))
+        else:
+            turn = item
+    if turn is None:
+        raise RuntimeError(f"{action.model.name} streamed no final turn")
+    return turn
+
+
+def run(
+    prompt: str | Sequence[Message],
+    *,
+    model: Model | str | Any,
+    tools: Sequence[Tool | Callable[..., Any]] = (),
+    system: str | None = None,
+    max_steps: int = 20,
+    settings: ModelSettings | None = None,
+    finish_tool: Any = None,
+    finish_tool_name: str = "submit_answer",
+    policies: Policies | None = None,
+    budget_tokens: int | None = None,
+    model_name: str | None = None,
+    run_id: str | None = None,
+    ledger: EffectLedger | None = None,
+    gate: Gate | None = None,
+    events: EventSink | None = None,
+) -> RunResult:
+    """Run an agent to a classified end; see `donegate.loop.agent_loop` for the algorithm.
+
+    `model` is a `Model`, a ``"provider:model"`` string, or an official SDK client (then
+    `model_name` names the model). `finish_tool` is a pydantic model or JSON Schema exposed as
+    ``submit_answer``. The result's `status` is ``complete`` only for a real, non-empty finish.
+    """
+    config = _config(
+        model=model, model_name=model_name, tools=tools, max_steps=max_steps, settings=settings,
+        finish_tool=finish_tool, finish_tool_name=finish_tool_name, policies=policies,
+        budget_tokens=budget_tokens, run_id=run_id, gate=gate, events=events,
+    )
+    return drive_sync(agent_loop(config, _transcript(prompt, system)), ledger)
+
+
+async def arun(
+    prompt: str | Sequence[Message],
+    *,
+    model: Model | str | Any,
+    tools: Sequence[Tool | Callable[..., Any]] = (),
+    system: str | None = None,
+    max_steps: int = 20,
+    settings: ModelSettings | None = None,
+    finish_tool: Any = None,
+    finish_tool_name: str = "submit_answer",
+    policies: Policies | None = None,
+    budget_tokens: int | None = None,
+    model_name: str | None = None,
+    run_id: str | None = None,
+    ledger: EffectLedger | None = None,
+    gate: Gate | None = None,
+    events: EventSink | None = None,
+) -> RunResult:
+    """The async `run`: parallel tool calls run concurrently."""
+    config = _config(
+        model=model, model_name=model_name, tools=tools, max_steps=max_steps, settings=settings,
+        finish_tool=finish_tool, finish_tool_name=finish_tool_name, policies=policies,
+        budget_tokens=budget_tokens, run_id=run_id, gate=gate, events=events,
+    )
+    return await drive_async(agent_loop(config, _transcript(prompt, system)), ledger)
+
+
+async def stream(
+    prompt: str | Sequence[Message],
+    *,
+    model: Model | str | Any,
+    tools: Sequence[Tool | Callable[..., Any]] = (),
+    system: str | None = None,
+    max_steps: int = 20,
+    settings: ModelSettings | None = None,
+    finish_tool: Any = None,
+    finish_tool_name: str = "submit_answer",
+    policies: Policies | None = None,
+    budget_tokens: int | None = None,
+    model_name: str | None = None,
+    run_id: str | None = None,
+    ledger: EffectLedger | None = None,
+    gate: Gate | None = None,
+    events: EventSink | None = None,
+) -> AsyncIterator[Event]:
+    """Run with streamed model calls, yielding every event; the last is `RunEnded`.
+
+    The `RunEnded` result equals what `arun` returns for the same script.
+    """
+    queue: asyncio.Queue[Event | None] = asyncio.Queue()
+    sink = fan_out(queue.put_nowait, events)
+    config = _config(
+        model=model, model_name=model_name, tools=tools, max_steps=max_steps, settings=settings,
+        finish_tool=finish_tool, finish_tool_name=finish_tool_name, policies=policies,
+        budget_tokens=budget_tokens, run_id=run_id, gate=gate, events=sink,
+    )
+    task = asyncio.ensure_future(
+        drive_async(
+            agent_loop(config, _transcript(prompt, system)), ledger, streaming=True, sink=sink
+        )
+    )
+    task.add_done_callback(lambda _: queue.put_nowait(None))
+    while True:
+        event = await queue.get()
+        if event is None:
+            break
+        yield event
+        if isinstance(event, RunEnded):
+            break
+    await task  # re-raises a failure of the run itself

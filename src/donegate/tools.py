@@ -1,0 +1,244 @@
+"""Tools: a Python function plus the JSON Schema the model sees, executed into `ToolResult`s.
+
+The schema comes from the signature's type hints through pydantic; the same pydantic model
+validates the model's arguments before the function runs. A tool that raises becomes an error
+result, never an exception out of the loop.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import json
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Protocol, cast, get_type_hints, overload
+
+import pydantic
+
+from donegate.messages import ToolCall, ToolResult
+from donegate.models.base import ToolSpec
+
+__all__ = [
+    "IDEMPOTENCY_KEY",
+    "EffectLedger",
+    "MemoryLedger",
+    "Tool",
+    "as_tool",
+    "error_result",
+    "render_output",
+    "tool",
+]
+
+IDEMPOTENCY_KEY = "idempotency_key"
+"""A tool parameter of this name receives the call's idempotency key and is hidden from the model."""
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class Tool:
+    """A callable the model may ask for."""
+
+    name: str
+    """The name the model calls."""
+    function: Callable[..., Any]
+    """Plain or async; called with the validated arguments as keywords."""
+    description: str = ""
+    """What the tool does, for the model."""
+    parameters: Mapping[str, Any] = field(
+        default_factory=lambda: {"type": "object", "properties": {}}
+    )
+    """JSON Schema of the arguments."""
+    side_effect: bool = False
+    """True when running it twice would repeat an effect (an email, a payment)."""
+    validator: type[pydantic.BaseModel] | None = None
+    """Validates arguments before the call; None passes them as given."""
+    takes_key: bool = False
+    """The function accepts ``idempotency_key``."""
+
+    @property
+    def spec(self) -> ToolSpec:
+        """The tool as the model sees it."""
+        return ToolSpec(name=self.name, description=self.description, parameters=self.parameters)
+
+    @property
+    def is_async(self) -> bool:
+        """True for coroutine functions."""
+        return inspect.iscoroutinefunction(self.function)
+
+    @classmethod
+    def from_function(
+        cls,
+        function: Callable[..., Any],
+        *,
+        name: str | None = None,
+        description: str | None = None,
+        side_effect: bool = False,
+    ) -> Tool:
+        """Build a tool from a typed function; its docstring's first paragraph describes it."""
+        signature = inspect.signature(function)
+        hints = get_type_hints(function)
+        fields: dict[str, Any] = {}
+        takes_key = False
+        for pname, param in signature.parameters.items():
+            if pname == IDEMPOTENCY_KEY:
+                takes_key = True
+                continue
+            if param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD):
+                continue
+            annotation = hints.get(pname, Any)
+            default = ... if param.default is param.empty else param.default
+            fields[pname] = (annotation, default)
+        tool_name = name or function.__name__
+        model = pydantic.create_model(f"{tool_name}_arguments", **fields)
+        schema = model.model_json_schema()
+        schema.pop("title", None)
+        for prop in schema.get("properties", {}).values():
+            if isinstance(prop, dict):
+                prop.pop("title", None)
+        doc = inspect.getdoc(function) or ""
+        return cls(
+            name=tool_name,
+            function=function,
+            description=description if description is not None else doc.split("\n\n")[0],
+            parameters=schema,
+            side_effect=side_effect,
+            validator=model,
+            takes_key=takes_key,
+        )
+
+    def prepare(
+        self, call: ToolCall, idempotency_key: str | None = None
+    ) -> dict[str, Any] | ToolResult:
+        """Validated keyword arguments for `call`, or the error result to answer it with."""
+        args = dict(call.arguments or {})
+        if self.validator is not None:
+            try:
+                args = dict(self.validator.model_validate(args))
+            except pydantic.ValidationError as exc:
+                problems = "; ".join(
+                    f"{'.'.join(str(p) for p in e['loc']) or '(arguments)'}: {e['msg']}"
+                    for e in exc.errors()
+                )
+                return error_result(call, f"invalid arguments for {self.name}: {problems}")
+        if self.takes_key:
+            args[IDEMPOTENCY_KEY] = idempotency_key
+        return args
+
+    def run_sync(self, call: ToolCall, idempotency_key: str | None = None) -> ToolResult:
+        """Execute synchronously (async tools run on a private event loop)."""
+        args = self.prepare(call, idempotency_key)
+        if isinstance(args, ToolResult):
+            return args
+        try:
+            value = self.function(**args)
+            if inspect.isawaitable(value):
+                value = asyncio.run(_await(value))
+        except Exception as exc:
+            return error_result(call, f"{self.name} raised {type(exc).__name__}: {exc}")
+        return ToolResult(call_id=call.id, name=call.name, content=render_output(value))
+
+    async def run_async(self, call: ToolCall, idempotency_key: str | None = None) -> ToolResult:
+        """Execute; plain functions run inline (or in a thread when `threaded`)."""
+        args = self.prepare(call, idempotency_key)
+        if isinstance(args, ToolResult):
+            return args
+        try:
+            value = self.function(**args)
+            if inspect.isawaitable(value):
+                value = await value
+        except Exception as exc:
+            return error_result(call, f"{self.name} raised {type(exc).__name__}: {exc}")
+        return ToolResult(call_id=call.id, name=call.name, content=render_output(value))
+
+
+async def _await(value: Awaitable[Any]) -> Any:
+    return await value
+
+
+def error_result(call: ToolCall, message: str) -> ToolResult:
+    """An error result answering `call`."""
+    return ToolResult(call_id=call.id, name=call.name, content=message, is_error=True)
+
+
+def render_output(value: Any) -> str:
+    """A tool's return value as the text the model reads."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, pydantic.BaseModel):
+        return value.model_dump_json()
+    return json.dumps(value, default=str, ensure_ascii=False)
+
+
+@overload
+def tool(function: Callable[..., Any], /) -> Tool: ...
+
+
+@overload
+def tool(
+    *, name: str | None = None, description: str | None = None, side_effect: bool = False
+) -> Callable[[Callable[..., Any]], Tool]: ...
+
+
+def tool(
+    function: Callable[..., Any] | None = None,
+    /,
+    *,
+    name: str | None = None,
+    description: str | None = None,
+    side_effect: bool = False,
+) -> Tool | Callable[[Callable[..., Any]], Tool]:
+    """Decorator: ``@tool`` or ``@tool(side_effect=True)`` turns a function into a `Tool`."""
+    if function is not None:
+        return Tool.from_function(function)
+
+    def wrap(f: Callable[..., Any]) -> Tool:
+        return Tool.from_function(f, name=name, description=description, side_effect=side_effect)
+
+    return wrap
+
+
+def as_tool(value: Tool | Callable[..., Any]) -> Tool:
+    """A `Tool` as given, or one built from a plain function."""
+    if isinstance(value, Tool):
+        return value
+    if callable(value):
+        return Tool.from_function(cast(Callable[..., Any], value))
+    raise TypeError(f"not a tool or a function: {value!r}")
+
+
+class EffectLedger(Protocol):
+    """Where side-effecting calls are journaled by idempotency key (the store implements it).
+
+    A call whose key already has a result is answered from the ledger and not run again; a
+    call begun but never recorded (a crash mid-effect) is re-issued with the same key, so the
+    tool's own idempotency makes the retry safe.
+    """
+
+    def lookup(self, key: str) -> ToolResult | None:
+        """The recorded result for `key`, if any."""
+        ...
+
+    def begin(self, key: str, call: ToolCall) -> None:
+        """Note that `call` is about to run under `key`."""
+        ...
+
+    def record(self, key: str, result: ToolResult) -> None:
+        """Record the result of the call run under `key`."""
+        ...
+
+
+class MemoryLedger:
+    """An in-memory `EffectLedger` (tests, single-process runs)."""
+
+    def __init__(self) -> None:
+        self.results: dict[str, ToolResult] = {}
+        self.begun: dict[str, ToolCall] = {}
+
+    def lookup(self, key: str) -> ToolResult | None:
+        return self.results.get(key)
+
+    def begin(self, key: str, call: ToolCall) -> None:
+        self.begun[key] = call
+
+    def record(self, key: str, result: ToolResult) -> None:
+        self.results[key] = result
