@@ -1,0 +1,100 @@
+"""Mistral La Plateforme chat completions: the wire mapping.
+
+Mistral's ``/v1/chat/completions`` looks like OpenAI's but differs where it matters here: a tool
+call's ``function.arguments`` may be a JSON object instead of a string, ``content`` may be a list
+of chunks (``text``, and ``thinking`` chunks from Magistral holding their own list of text chunks),
+``finish_reason`` adds ``model_length`` and ``error``, and error bodies are
+``{"object": "error", "message": ..., "type", "code"}`` (``message`` itself an object on 422
+validation errors) or FastAPI's ``{"detail": ...}``. Streams are OpenAI-style ``data:`` chunks
+closed by ``[DONE]``. The emulator does not serve Mistral, so `render_response` refuses.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from donegate.errors import UnsupportedTurn
+from donegate.messages import Turn
+from donegate.models import _rules
+from donegate.models._sse import accumulate, iter_sse
+from donegate.models.base import ModelRequest, StreamAccumulator, WireResponse
+from donegate.models.mistral._parse import (
+    API,
+    error_turn,
+    fail,
+    is_error_body,
+    message_parts,
+    opt_str,
+    parse_usage,
+    stop_signal,
+)
+from donegate.models.mistral._request import parse_request, render_request
+from donegate.models.mistral._stream import MistralStream
+
+__all__ = ["WIRE", "Mistral", "MistralStream"]
+
+
+class Mistral:
+    """The ``mistral`` wire format: La Plateforme ``/v1/chat/completions``."""
+
+    name = API
+
+    def parse_response(self, body: Any) -> Turn:
+        """Classify a chat completion body."""
+        if not isinstance(body, dict):
+            raise fail("$", f"a chat completion must be an object, got {type(body).__name__}")
+        if is_error_body(body):
+            return error_turn(None, body, None)
+        choices = body.get("choices")
+        if not isinstance(choices, list) or not choices:
+            raise fail("choices", "missing, empty or not a list")
+        choice = choices[0]
+        if not isinstance(choice, dict):
+            raise fail("choices[0]", "expected an object")
+        message = choice.get("message")
+        if not isinstance(message, dict):
+            raise fail("choices[0].message", "missing or not an object")
+        parts = message_parts(message, "choices[0].message")
+        signal, raw, detail = stop_signal(choice.get("finish_reason"), "choices[0].finish_reason")
+        return _rules.make_turn(
+            api=API,
+            signal=signal,
+            parts=parts,
+            raw_reason=raw,
+            detail=detail,
+            usage=parse_usage(body.get("usage")),
+            model=opt_str(body.get("model")),
+            response_id=opt_str(body.get("id")),
+        )
+
+    def parse_error(self, status: int, body: Any, *, retry_after: float | None = None) -> Turn:
+        """The turn an HTTP error body implies; never raises."""
+        return error_turn(status, body, retry_after)
+
+    def stream(self) -> StreamAccumulator:
+        """A fresh accumulator for one streamed completion."""
+        return MistralStream()
+
+    def parse_stream(self, text: str) -> Turn:
+        """Classify a streamed completion given as raw SSE text."""
+        return accumulate(self.stream(), iter_sse(text)).finish()
+
+    def render_request(self, request: ModelRequest) -> dict[str, Any]:
+        """The ``/v1/chat/completions`` body (see `render_request`)."""
+        return render_request(request)
+
+    def parse_request(self, body: Mapping[str, Any]) -> ModelRequest:
+        """The canonical request a chat completions body describes (inverse of render)."""
+        return parse_request(body)
+
+    def render_response(self, turn: Turn, *, stream: bool = False) -> WireResponse:
+        """Mistral is not served by the emulator: every turn is refused."""
+        raise UnsupportedTurn(
+            f"a {turn.ending.value} turn cannot be served as {API}: "
+            "the emulator does not serve Mistral"
+        )
+
+
+WIRE = Mistral()
+"""The instance the registry imports."""

@@ -1,0 +1,236 @@
+"""Mistral chat completion bodies and error bodies: content chunks, tool calls, errors."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from donegate.errors import WireFormatError
+from donegate.messages import (
+    Ending,
+    MediaPart,
+    Part,
+    ServerToolPart,
+    TextPart,
+    ThinkingPart,
+    ToolCall,
+    Turn,
+    Usage,
+)
+from donegate.models import _rules
+
+API = "mistral"
+
+_SIGNALS: dict[str, Ending] = {
+    "stop": Ending.COMPLETE,
+    "tool_calls": Ending.TOOL_USE,
+    "length": Ending.TRUNCATED,
+    "model_length": Ending.TRUNCATED,
+    "error": Ending.ERROR,
+}
+"""Every documented ``finish_reason``; anything else is an error, never a normal stop."""
+
+
+def fail(path: str, message: str) -> WireFormatError:
+    return WireFormatError(API, message, path=path)
+
+
+def as_int(value: Any) -> int:
+    """A token count, 0 when absent or not a number."""
+    if isinstance(value, bool):
+        return 0
+    if isinstance(value, int):
+        return value
+    if isinstance(value, float) and abs(value) < 1e18:  # False for NaN and infinities
+        return int(value)
+    return 0
+
+
+def opt_str(value: Any) -> str | None:
+    return value if isinstance(value, str) else None
+
+
+def parse_usage(raw: Any) -> Usage:
+    if not isinstance(raw, dict):
+        return Usage()
+    details = raw.get("prompt_tokens_details")
+    cached = details.get("cached_tokens") if isinstance(details, dict) else None
+    return Usage(
+        input_tokens=as_int(raw.get("prompt_tokens")),
+        output_tokens=as_int(raw.get("completion_tokens")),
+        cache_read_tokens=as_int(cached if cached is not None else raw.get("num_cached_tokens")),
+    )
+
+
+def stop_signal(reason: Any, path: str) -> tuple[Ending, str | None, str | None]:
+    """``(signal, raw_reason, detail)`` for a ``finish_reason`` value."""
+    if reason is None:
+        return Ending.ERROR, None, "the choice has no finish_reason"
+    if not isinstance(reason, str):
+        raise fail(path, f"expected a string, got {type(reason).__name__}")
+    signal = _SIGNALS.get(reason)
+    if signal is None:
+        return Ending.ERROR, reason, f"unknown finish_reason {reason!r}"
+    return signal, reason, None
+
+
+def thinking_text(value: Any) -> str:
+    """A thinking chunk's ``thinking``: a list of text chunks (or, leniently, a string)."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, list):
+        return "".join(
+            c["text"] for c in value if isinstance(c, dict) and isinstance(c.get("text"), str)
+        )
+    return ""
+
+
+def _chunk(chunk: Any, path: str) -> Part | None:
+    """One content chunk of a message (or of a streamed delta)."""
+    if not isinstance(chunk, dict):
+        raise fail(path, f"a content chunk must be an object, got {type(chunk).__name__}")
+    kind = chunk.get("type")
+    if kind == "text":
+        text = chunk.get("text", "")
+        if not isinstance(text, str):
+            raise fail(f"{path}.text", "expected a string")
+        return TextPart(text=text) if text else None
+    if kind == "thinking":
+        return ThinkingPart(text=thinking_text(chunk.get("thinking")))
+    if kind == "image_url":
+        image = chunk.get("image_url")
+        url = image.get("url") if isinstance(image, dict) else image
+        return _media(url) if isinstance(url, str) else None
+    return ServerToolPart(name=str(kind), data=chunk)  # references and future chunk kinds
+
+
+def _media(url: str) -> MediaPart:
+    """An image chunk's URL; a ``data:`` URL keeps its type and base64 data."""
+    head, comma, data = url.partition(",")
+    if url.startswith("data:") and comma and head.endswith(";base64"):
+        return MediaPart(mime_type=head[5:-7] or "image/*", data=data)
+    return MediaPart(mime_type="image/*", uri=url)
+
+
+def media_url(part: MediaPart) -> str | None:
+    if part.uri is not None:
+        return part.uri
+    return f"data:{part.mime_type};base64,{part.data}" if part.data is not None else None
+
+
+def parse_content(content: Any, path: str) -> list[Part]:
+    if content is None:
+        return []
+    if isinstance(content, str):
+        return [TextPart(text=content)] if content else []
+    if not isinstance(content, list):
+        raise fail(path, f"expected a string or a list, got {type(content).__name__}")
+    parts = (_chunk(c, f"{path}[{i}]") for i, c in enumerate(content))
+    return [p for p in parts if p is not None]
+
+
+def arguments_raw(value: Any) -> str:
+    """``function.arguments`` as text: Mistral may send the object itself."""
+    if isinstance(value, str):
+        return value
+    if value is None:
+        return ""
+    return json.dumps(value, separators=(",", ":"))  # as `ToolCall.from_args` writes it
+
+
+def _tool_call(raw: Any, path: str) -> ToolCall:
+    if not isinstance(raw, dict):
+        raise fail(path, f"a tool call must be an object, got {type(raw).__name__}")
+    function = raw.get("function")
+    if not isinstance(function, dict):
+        raise fail(f"{path}.function", "missing or not an object")
+    name = function.get("name")
+    if not isinstance(name, str):
+        raise fail(f"{path}.function.name", "expected a string")
+    arguments = function.get("arguments")
+    call_id = opt_str(raw.get("id")) or ""
+    if isinstance(arguments, dict):
+        return ToolCall.from_args(id=call_id, name=name, arguments=arguments)
+    return ToolCall.from_raw(id=call_id, name=name, arguments_raw=arguments_raw(arguments))
+
+
+def message_parts(message: dict[str, Any], path: str) -> list[Part]:
+    parts = parse_content(message.get("content"), f"{path}.content")
+    calls = message.get("tool_calls")
+    if calls is not None:
+        if not isinstance(calls, list):
+            raise fail(f"{path}.tool_calls", "expected a list")
+        parts.extend(_tool_call(c, f"{path}.tool_calls[{i}]") for i, c in enumerate(calls))
+    return parts
+
+
+# --- errors -------------------------------------------------------------------------------------
+
+
+def _detail_text(detail: Any) -> str:
+    """FastAPI validation ``detail``: a string, or a list of ``{loc, msg}`` objects."""
+    if isinstance(detail, str):
+        return detail
+    if isinstance(detail, list):
+        lines = []
+        for item in detail:
+            if isinstance(item, dict):
+                loc = item.get("loc")
+                where = ".".join(str(x) for x in loc) if isinstance(loc, list) else ""
+                lines.append(f"{where}: {item.get('msg', '')}" if where else str(item.get("msg")))
+        return "; ".join(lines)
+    return ""
+
+
+def error_fields(body: Any) -> tuple[str | None, str]:
+    """``(type or code, message)`` of an error body in any shape."""
+    if isinstance(body, bytes):
+        body = body.decode("utf-8", errors="replace")
+    if isinstance(body, str):
+        try:
+            parsed = json.loads(body)
+        except ValueError:
+            return None, body.strip()[:2000]
+        if not isinstance(parsed, dict | list):
+            return None, body.strip()[:2000]
+        body = parsed
+    if isinstance(body, list):
+        body = next((item for item in body if isinstance(item, dict)), None)
+    if not isinstance(body, dict):
+        return None, ""
+    nested = body.get("error")
+    if isinstance(nested, dict):  # an OpenAI-style envelope from a gateway in front of Mistral
+        body = nested
+    message = body.get("message")
+    if isinstance(message, dict):
+        text = _detail_text(message.get("detail"))
+    elif isinstance(message, str):
+        text = message
+    else:
+        text = _detail_text(body.get("detail")) or (nested if isinstance(nested, str) else "")
+    kind = opt_str(body.get("type")) or (
+        str(body["code"]) if isinstance(body.get("code"), str | int) else None
+    )
+    return kind, text
+
+
+def error_turn(status: int | None, body: Any, retry_after: float | None) -> Turn:
+    kind, message = error_fields(body)
+    ending = Ending.ERROR
+    client_error = status is None or (400 <= status < 500 and status != 429)
+    if client_error and _rules.context_exceeded_message(message):
+        ending = Ending.CONTEXT_EXCEEDED
+    return _rules.error_turn(
+        api=API,
+        ending=ending,
+        status=status,
+        type_=kind,
+        message=message,
+        retry_after=retry_after,
+    )
+
+
+def is_error_body(body: dict[str, Any]) -> bool:
+    return body.get("object") == "error" or (
+        "choices" not in body and any(k in body for k in ("error", "detail", "message"))
+    )

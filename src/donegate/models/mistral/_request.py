@@ -1,0 +1,221 @@
+"""Mistral chat requests: canonical transcript to a chat completions body and back."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from donegate.messages import (
+    MediaPart,
+    Message,
+    RefusalPart,
+    TextPart,
+    ThinkingPart,
+    ToolCall,
+    ToolResult,
+)
+from donegate.models.base import (
+    ModelRequest,
+    ModelSettings,
+    ToolSpec,
+)
+from donegate.models.mistral._parse import (
+    fail,
+    media_url,
+    message_parts,
+    opt_str,
+    parse_content,
+)
+
+_REQUEST_KEYS = frozenset(
+    {
+        "model",
+        "messages",
+        "tools",
+        "tool_choice",
+        "max_tokens",
+        "temperature",
+        "top_p",
+        "stop",
+        "parallel_tool_calls",
+        "stream",
+    }
+)
+"""Request fields render_request writes; any other field is ``extra_body``."""
+
+
+def _render_tool_choice(choice: str | None) -> Any:
+    if choice is None:
+        return None
+    if choice in ("auto", "none"):
+        return choice
+    if choice == "required":
+        return "any"  # Mistral's name for "call some tool"
+    return {"type": "function", "function": {"name": choice}}
+
+
+def _render_message(message: Message) -> list[dict[str, Any]]:
+    """One canonical message as Mistral messages (tool results become one message each)."""
+    if message.role == "tool":
+        return [
+            {"role": "tool", "tool_call_id": r.call_id, "name": r.name, "content": r.content}
+            for r in message.results
+        ]
+    if message.role in ("system", "user"):
+        urls = [media_url(p) for p in message.parts if isinstance(p, MediaPart)]
+        if not any(urls):
+            return [{"role": message.role, "content": message.text}]
+        content: list[dict[str, Any]] = [{"type": "text", "text": message.text}]
+        content.extend({"type": "image_url", "image_url": url} for url in urls if url)
+        return [{"role": message.role, "content": content}]
+    chunks: list[dict[str, Any]] = []
+    for part in message.parts:
+        if isinstance(part, TextPart | RefusalPart) and part.text:
+            chunks.append({"type": "text", "text": part.text})
+        elif isinstance(part, ThinkingPart):
+            chunks.append({"type": "thinking", "thinking": [{"type": "text", "text": part.text}]})
+    out: dict[str, Any] = {"role": "assistant"}
+    if any(c["type"] == "thinking" for c in chunks):
+        out["content"] = chunks
+    elif chunks:
+        out["content"] = "".join(c["text"] for c in chunks)
+    if message.tool_calls:
+        out["tool_calls"] = [
+            {
+                "id": c.id,
+                "type": "function",
+                "function": {"name": c.name, "arguments": c.arguments_raw},
+            }
+            for c in message.tool_calls
+        ]
+    return [out]
+
+
+def _render_tool(tool: ToolSpec) -> dict[str, Any]:
+    function: dict[str, Any] = {"name": tool.name, "parameters": dict(tool.parameters)}
+    if tool.description:
+        function["description"] = tool.description
+    if tool.strict:
+        function["strict"] = True
+    return {"type": "function", "function": function}
+
+
+def _request_message(raw: Any, path: str, names: dict[str, str]) -> Message | None:
+    if not isinstance(raw, dict):
+        raise fail(path, f"expected an object, got {type(raw).__name__}")
+    role = raw.get("role")
+    if role == "developer":
+        role = "system"
+    if role == "tool":
+        call_id = opt_str(raw.get("tool_call_id")) or ""
+        parts = parse_content(raw.get("content"), f"{path}.content")
+        name = opt_str(raw.get("name")) or names.get(call_id, "")
+        text = "".join(p.text for p in parts if isinstance(p, TextPart))
+        return Message.tool_results([ToolResult(call_id=call_id, name=name, content=text)])
+    if role not in ("system", "user", "assistant"):
+        return None  # a role Mistral does not have: skipped
+    parts = (
+        message_parts(raw, path)
+        if role == "assistant"
+        else parse_content(raw.get("content"), f"{path}.content")
+    )
+    for part in parts:
+        if isinstance(part, ToolCall):
+            names[part.id] = part.name
+    return Message(role=role, parts=tuple(parts))
+
+
+def _request_tool(raw: Any) -> ToolSpec | None:
+    function = raw.get("function") if isinstance(raw, dict) else None
+    if not isinstance(function, dict) or not isinstance(function.get("name"), str):
+        return None
+    params = function.get("parameters")
+    return ToolSpec(
+        name=function["name"],
+        description=opt_str(function.get("description")) or "",
+        parameters=params if isinstance(params, dict) else {"type": "object"},
+        strict=function.get("strict") is True,
+    )
+
+
+def _parse_tool_choice(raw: Any) -> str | None:
+    if raw in ("any", "required"):
+        return "required"
+    if isinstance(raw, str):
+        return raw
+    function = raw.get("function") if isinstance(raw, dict) else None
+    return opt_str(function.get("name")) if isinstance(function, dict) else None
+
+
+def _number(value: Any) -> float | None:
+    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
+
+
+def render_request(request: ModelRequest) -> dict[str, Any]:
+    """The ``/v1/chat/completions`` body; Mistral rejects unknown fields, so only set ones."""
+    messages = [m for message in request.messages for m in _render_message(message)]
+    body: dict[str, Any] = {"model": request.model, "messages": messages}
+    settings = request.settings
+    if request.tools:
+        body["tools"] = [_render_tool(t) for t in request.tools]
+    choice = _render_tool_choice(settings.tool_choice)
+    if choice is not None:
+        body["tool_choice"] = choice
+    if settings.parallel_tool_calls is not None:
+        body["parallel_tool_calls"] = settings.parallel_tool_calls
+    if settings.max_tokens is not None:
+        body["max_tokens"] = settings.max_tokens
+    if settings.temperature is not None:
+        body["temperature"] = settings.temperature
+    if settings.top_p is not None:
+        body["top_p"] = settings.top_p
+    if settings.stop:
+        body["stop"] = list(settings.stop)
+    if request.stream:
+        body["stream"] = True
+    body.update(settings.extra_body)
+    return body
+
+
+def parse_request(body: Mapping[str, Any]) -> ModelRequest:
+    """The canonical request a chat completions body describes (inverse of render)."""
+    raw_messages = body.get("messages", [])
+    if not isinstance(raw_messages, list):
+        raise fail("messages", "expected a list")
+    names: dict[str, str] = {}
+    messages: list[Message] = []
+    for i, raw in enumerate(raw_messages):
+        message = _request_message(raw, f"messages[{i}]", names)
+        if message is None:
+            continue
+        if message.role == "tool" and messages and messages[-1].role == "tool":
+            messages[-1] = Message(role="tool", parts=messages[-1].parts + message.parts)
+        else:
+            messages.append(message)
+    raw_tools = body.get("tools")
+    tools = [_request_tool(t) for t in (raw_tools if isinstance(raw_tools, list) else ())]
+    stop = body.get("stop")
+    stops = (
+        (stop,)
+        if isinstance(stop, str)
+        else tuple(s for s in (stop if isinstance(stop, list) else ()) if isinstance(s, str))
+    )
+    max_tokens = body.get("max_tokens")
+    parallel = body.get("parallel_tool_calls")
+    settings = ModelSettings(
+        max_tokens=max_tokens if isinstance(max_tokens, int) else None,
+        temperature=_number(body.get("temperature")),
+        top_p=_number(body.get("top_p")),
+        stop=stops,
+        tool_choice=_parse_tool_choice(body.get("tool_choice")),
+        parallel_tool_calls=parallel if isinstance(parallel, bool) else None,
+        extra_body={k: v for k, v in body.items() if k not in _REQUEST_KEYS},
+    )
+    model = body.get("model")
+    return ModelRequest(
+        model=model if isinstance(model, str) else "",
+        messages=tuple(messages),
+        tools=tuple(t for t in tools if t is not None),
+        settings=settings,
+        stream=body.get("stream") is True,
+    )

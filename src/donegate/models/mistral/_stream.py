@@ -1,0 +1,171 @@
+"""Streamed ``chat.completion.chunk`` events accumulated into one turn."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from donegate.messages import (
+    Ending,
+    Part,
+    ServerToolPart,
+    TextPart,
+    ThinkingPart,
+    ToolCall,
+    Turn,
+    Usage,
+)
+from donegate.models import _rules
+from donegate.models.mistral._parse import (
+    API,
+    arguments_raw,
+    error_fields,
+    is_error_body,
+    opt_str,
+    parse_usage,
+    stop_signal,
+    thinking_text,
+)
+
+
+class _StreamCall:
+    __slots__ = ("call_id", "chunks", "name")
+
+    def __init__(self, call_id: str, name: str) -> None:
+        self.call_id = call_id
+        self.name = name
+        self.chunks: list[str] = []
+
+    def part(self) -> ToolCall:
+        return ToolCall.from_raw(
+            id=self.call_id, name=self.name, arguments_raw="".join(self.chunks)
+        )
+
+
+class MistralStream:
+    """Accumulates streamed ``chat.completion.chunk`` events into one `Turn`."""
+
+    def __init__(self) -> None:
+        self._segments: list[tuple[str, list[str]]] = []  # ("text" | "thinking", chunks)
+        self._other: list[Part] = []
+        self._calls: dict[int, _StreamCall] = {}
+        self._finish: str | None = None
+        self._finished = False
+        self._usage = Usage()
+        self._id: str | None = None
+        self._model: str | None = None
+        self._error: tuple[str | None, str] | None = None
+
+    def _append(self, kind: str, text: str) -> None:
+        """Consecutive deltas of one kind make one part, as the whole body would have."""
+        if not text:
+            return
+        if self._segments and self._segments[-1][0] == kind:
+            self._segments[-1][1].append(text)
+        else:
+            self._segments.append((kind, [text]))
+
+    def feed(self, event: str | None, data: str) -> str:
+        """Take one chunk; return the visible text it added."""
+        if self._error is not None or data.strip() == "[DONE]":
+            return ""
+        try:
+            chunk = json.loads(data)
+        except ValueError:
+            return ""
+        if not isinstance(chunk, dict):
+            return ""
+        if event == "error" or is_error_body(chunk):
+            self._error = error_fields(chunk)
+            return ""
+        self._id = opt_str(chunk.get("id")) or self._id
+        self._model = opt_str(chunk.get("model")) or self._model
+        if isinstance(chunk.get("usage"), dict):
+            self._usage = parse_usage(chunk["usage"])
+        choices = chunk.get("choices")
+        choice = choices[0] if isinstance(choices, list) and choices else None
+        if not isinstance(choice, dict):
+            return ""
+        visible = self._delta(choice.get("delta"))
+        reason = choice.get("finish_reason")
+        if isinstance(reason, str):
+            self._finish, self._finished = reason, True
+        return visible
+
+    def _delta(self, delta: Any) -> str:
+        if not isinstance(delta, dict):
+            return ""
+        visible = ""
+        content = delta.get("content")
+        if isinstance(content, str):
+            self._append("text", content)
+            visible = content
+        elif isinstance(content, list):
+            for item in content:
+                if not isinstance(item, dict):
+                    continue
+                if item.get("type") == "text" and isinstance(item.get("text"), str):
+                    self._append("text", item["text"])
+                    visible += item["text"]
+                elif item.get("type") == "thinking":
+                    self._append("thinking", thinking_text(item.get("thinking")))
+                else:
+                    self._other.append(ServerToolPart(name=str(item.get("type")), data=item))
+        calls = delta.get("tool_calls")
+        for position, raw in enumerate(calls if isinstance(calls, list) else ()):
+            if isinstance(raw, dict):
+                self._call_delta(position, raw)
+        return visible
+
+    def _call_delta(self, position: int, raw: dict[str, Any]) -> None:
+        """Fragments join by ``index``; a new id at a used index is a new call (Mistral sends
+        each call whole, sometimes every one at index 0)."""
+        index = raw.get("index")
+        key = index if isinstance(index, int) and not isinstance(index, bool) else position
+        function = raw.get("function")
+        function = function if isinstance(function, dict) else {}
+        call_id = opt_str(raw.get("id")) or ""
+        current = self._calls.get(key)
+        if current is not None and call_id and current.call_id and call_id != current.call_id:
+            key, current = max(self._calls) + 1, None
+        if current is None:
+            current = self._calls[key] = _StreamCall(call_id, "")
+        current.call_id = current.call_id or call_id
+        current.name = current.name or (opt_str(function.get("name")) or "")
+        if "arguments" in function:
+            current.chunks.append(arguments_raw(function["arguments"]))
+
+    def finish(self) -> Turn:
+        """The turn: an error chunk is an error; no ``finish_reason`` means truncated."""
+        parts: list[Part] = [
+            TextPart(text="".join(chunks)) if kind == "text" else ThinkingPart(text="".join(chunks))
+            for kind, chunks in self._segments
+        ]
+        parts.extend(self._other)
+        parts.extend(self._calls[k].part() for k in sorted(self._calls))
+        if self._error is not None:
+            kind, message = self._error
+            return _rules.error_turn(
+                api=API,
+                ending=Ending.ERROR,
+                status=None,
+                type_=kind,
+                message=message,
+                parts=parts,
+                usage=self._usage,
+            )
+        detail: str | None
+        if not self._finished:
+            signal, raw, detail = Ending.TRUNCATED, None, "stream ended before its final event"
+        else:
+            signal, raw, detail = stop_signal(self._finish, "finish_reason")
+        return _rules.make_turn(
+            api=API,
+            signal=signal,
+            parts=parts,
+            raw_reason=raw,
+            detail=detail,
+            usage=self._usage,
+            model=self._model,
+            response_id=self._id,
+        )
