@@ -1,0 +1,155 @@
+"""Streamed Responses events -> the same turn the whole body would give.
+
+The final event (``response.completed`` / ``response.incomplete`` / ``response.failed``) carries
+the whole response, which is classified exactly like a non-streamed body. Items are also
+accumulated from ``response.output_item.added`` / ``.done`` and the deltas in between, because
+some servers (the ChatGPT backend) send a final response with an empty ``output`` and because a
+stream that breaks (an ``error`` event, or no final event at all) must keep its partial text
+and partial tool calls.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from donegate.messages import Ending, Turn
+from donegate.models._rules import make_turn
+from donegate.models.openai_responses._items import API, parse_items
+from donegate.models.openai_responses._parse import parse_body, stream_error
+
+__all__ = ["ResponsesStream"]
+
+_FINAL = frozenset({"response.completed", "response.incomplete", "response.failed"})
+_START = frozenset({"response.created", "response.in_progress", "response.queued"})
+_ARGS = frozenset(
+    {"response.function_call_arguments.delta", "response.custom_tool_call_input.delta"}
+)
+
+
+class ResponsesStream:
+    """Accumulates one streamed response, event by event."""
+
+    __slots__ = ("_added", "_args", "_done", "_error", "_final", "_ids", "_meta", "_text")
+
+    def __init__(self) -> None:
+        self._added: dict[int, dict[str, Any]] = {}
+        self._done: dict[int, Any] = {}
+        self._ids: dict[str, int] = {}
+        self._text: dict[int, dict[tuple[str, int], list[str]]] = {}
+        """Content chunks by output index, then (content kind, content/summary index)."""
+        self._args: dict[int, list[str]] = {}
+        self._meta: dict[str, Any] = {}
+        self._final: Any = None
+        self._error: dict[str, Any] | None = None
+
+    def _index(self, event: dict[str, Any]) -> int | None:
+        index = event.get("output_index")
+        if isinstance(index, int) and not isinstance(index, bool):
+            return index
+        item_id = event.get("item_id")
+        return self._ids.get(item_id) if isinstance(item_id, str) else None
+
+    def _chunk(self, event: dict[str, Any], kind: str, sub: str) -> str:
+        delta = event.get("delta")
+        index = self._index(event)
+        if not isinstance(delta, str) or index is None:
+            return ""
+        number = event.get(sub)
+        key = (kind, number if isinstance(number, int) else 0)
+        self._text.setdefault(index, {}).setdefault(key, []).append(delta)
+        return delta
+
+    def feed(self, event: str | None, data: str) -> str:
+        """Take one SSE event; return the visible text it added."""
+        if not data.startswith("{"):
+            return ""  # keep-alives, ``[DONE]`` from compatible servers, garbage
+        try:
+            obj = json.loads(data)
+        except ValueError:
+            return ""
+        if not isinstance(obj, dict):
+            return ""
+        kind = obj.get("type")
+        if not isinstance(kind, str):
+            kind = event
+        if kind == "response.output_text.delta":
+            return self._chunk(obj, "output_text", "content_index")
+        if kind == "response.refusal.delta":
+            self._chunk(obj, "refusal", "content_index")
+        elif kind == "response.reasoning_summary_text.delta":
+            self._chunk(obj, "summary_text", "summary_index")
+        elif kind == "response.reasoning_text.delta":
+            self._chunk(obj, "reasoning_text", "content_index")
+        elif kind in _ARGS:
+            index, delta = self._index(obj), obj.get("delta")
+            if index is not None and isinstance(delta, str):
+                self._args.setdefault(index, []).append(delta)
+        elif kind == "response.output_item.added":
+            index, item = self._index(obj), obj.get("item")
+            if index is not None and isinstance(item, dict):
+                self._added[index] = item
+                if isinstance(item.get("id"), str):
+                    self._ids[item["id"]] = index
+        elif kind == "response.output_item.done":
+            index = self._index(obj)
+            if index is not None and "item" in obj:
+                self._done[index] = obj["item"]
+        elif kind in _FINAL:
+            self._final = obj.get("response")
+        elif kind in _START:
+            if isinstance(obj.get("response"), dict):
+                self._meta = obj["response"]
+        elif kind == "error":
+            self._error = obj
+        return ""
+
+    def _items(self) -> list[Any]:
+        """Every item seen: the finished ones as sent, unfinished ones rebuilt from deltas."""
+        items: list[Any] = []
+        for index in sorted(self._added.keys() | self._done.keys()):
+            if index in self._done:
+                items.append(self._done[index])
+                continue
+            item = dict(self._added[index])
+            texts = sorted(self._text.get(index, {}).items(), key=lambda kv: kv[0][1])
+            kind = item.get("type")
+            if kind == "message" and texts:
+                item["content"] = [
+                    {"type": k[0], "refusal" if k[0] == "refusal" else "text": "".join(v)}
+                    for k, v in texts
+                ]
+            elif kind == "reasoning" and texts:
+                for field, part in (("summary", "summary_text"), ("content", "reasoning_text")):
+                    found = [{"type": part, "text": "".join(v)} for k, v in texts if k[0] == part]
+                    if found:
+                        item[field] = found
+            elif index in self._args:
+                field = "input" if kind == "custom_tool_call" else "arguments"
+                item[field] = "".join(self._args[index])
+            items.append(item)
+        return items
+
+    def finish(self) -> Turn:
+        """The turn; without a final event it is an error (``error`` event) or truncated."""
+        if self._final is not None:
+            final = self._final
+            if isinstance(final, dict) and not final.get("output") and (self._added or self._done):
+                return parse_body(final, self._items())
+            return parse_body(final)
+        parts = parse_items(self._items(), "output")
+        model = self._meta.get("model") if isinstance(self._meta.get("model"), str) else None
+        rid = self._meta.get("id") if isinstance(self._meta.get("id"), str) else None
+        if self._error is not None:
+            return stream_error(
+                self._error, raw_reason="error", parts=parts, model=model, response_id=rid
+            )
+        return make_turn(
+            api=API,
+            signal=Ending.TRUNCATED,
+            parts=parts,
+            raw_reason=None,
+            detail="stream ended before its final event",
+            model=model,
+            response_id=rid,
+        )
