@@ -1,0 +1,5 @@
+"""``python -m donegate``."""
+
+from donegate.cli import main
+
+main()

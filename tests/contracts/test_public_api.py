@@ -1,0 +1,72 @@
+"""The public surface: `__all__` complete and sorted, public dataclasses keyword-only."""
+
+from __future__ import annotations
+
+import dataclasses
+import importlib
+import inspect
+import pkgutil
+import sys
+import subprocess
+
+import donegate
+
+PUBLIC_MODULES = [
+    m.name
+    for m in pkgutil.walk_packages(donegate.__path__, "donegate.")
+    if not any(part.startswith("_") for part in m.name.split(".")[1:])
+    and m.name not in {"donegate.__main__"}
+    and not m.name.startswith("donegate.cli")
+]
+
+
+def test_root_all_is_sorted_and_complete() -> None:
+    assert list(donegate.__all__) == sorted(donegate.__all__)
+    for name in donegate.__all__:
+        assert hasattr(donegate, name), name
+    public = {n for n in vars(donegate) if not n.startswith("_")}
+    # every public name at the root is exported (submodules aside)
+    missing = {
+        n for n in public - set(donegate.__all__) if not inspect.ismodule(getattr(donegate, n))
+    }
+    assert not missing, missing
+
+
+def test_every_public_module_declares_a_sorted_all() -> None:
+    problems = []
+    for name in PUBLIC_MODULES:
+        module = importlib.import_module(name)
+        exported = getattr(module, "__all__", None)
+        if exported is None:
+            problems.append(f"{name}: no __all__")
+            continue
+        if list(exported) != sorted(exported):
+            problems.append(f"{name}: __all__ not sorted")
+        problems.extend(f"{name}: {n} missing" for n in exported if not hasattr(module, n))
+    assert not problems, problems
+
+
+def test_public_dataclasses_are_keyword_only() -> None:
+    offenders = []
+    for name in PUBLIC_MODULES:
+        module = importlib.import_module(name)
+        for attr in getattr(module, "__all__", ()):
+            obj = getattr(module, attr)
+            if inspect.isclass(obj) and dataclasses.is_dataclass(obj):
+                positional = [
+                    f.name for f in dataclasses.fields(obj) if f.init and not f.kw_only
+                ]
+                if positional:
+                    offenders.append(f"{name}.{attr}: {positional}")
+    assert not offenders, offenders
+
+
+def test_importing_donegate_imports_no_provider_sdk() -> None:
+    code = (
+        "import sys, donegate\n"
+        "bad = [m for m in ('openai', 'anthropic', 'google.genai', 'httpx2', 'sqlalchemy',"
+        " 'celery') if m in sys.modules]\n"
+        "print(bad)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
