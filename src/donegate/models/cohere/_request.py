@@ -1,0 +1,245 @@
+"""Cohere v2 chat requests: canonical transcript to a ``/v2/chat`` body and back."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any
+
+from donegate.messages import (
+    MediaPart,
+    Message,
+    Part,
+    RefusalPart,
+    ServerToolPart,
+    TextPart,
+    ThinkingPart,
+    ToolCall,
+    ToolResult,
+)
+from donegate.models.base import ModelRequest, ModelSettings, ToolSpec
+from donegate.models.cohere._parse import TOOL_PLAN, fail, message_parts, opt_str, parse_content
+
+_REQUEST_KEYS = frozenset(
+    {
+        "model",
+        "messages",
+        "tools",
+        "strict_tools",
+        "tool_choice",
+        "max_tokens",
+        "temperature",
+        "p",
+        "stop_sequences",
+        "stream",
+    }
+)
+"""Request fields render_request writes; any other field is ``extra_body``."""
+
+
+def _media_url(part: MediaPart) -> str | None:
+    if part.uri is not None:
+        return part.uri
+    return f"data:{part.mime_type};base64,{part.data}" if part.data is not None else None
+
+
+def _render_message(message: Message) -> list[dict[str, Any]]:
+    """One canonical message as v2 messages; each tool result is its own ``tool`` message.
+
+    Cohere has no error flag on a tool result, so `ToolResult.is_error` is not sent.
+    """
+    if message.role == "tool":
+        return [
+            {"role": "tool", "tool_call_id": r.call_id, "content": r.content}
+            for r in message.results
+        ]
+    if message.role in ("system", "user"):
+        urls = [_media_url(p) for p in message.parts if isinstance(p, MediaPart)]
+        if not any(urls):
+            return [{"role": message.role, "content": message.text}]
+        content: list[dict[str, Any]] = [{"type": "text", "text": message.text}]
+        content.extend({"type": "image_url", "image_url": {"url": u}} for u in urls if u)
+        return [{"role": message.role, "content": content}]
+    out: dict[str, Any] = {"role": "assistant"}
+    items: list[dict[str, Any]] = []
+    for part in message.parts:
+        if isinstance(part, ThinkingPart):
+            if part.provider_details == TOOL_PLAN:
+                out["tool_plan"] = out.get("tool_plan", "") + part.text
+            else:
+                items.append({"type": "thinking", "thinking": part.text})
+        elif isinstance(part, TextPart | RefusalPart) and part.text:
+            items.append({"type": "text", "text": part.text})
+        elif isinstance(part, ServerToolPart) and "type" in part.data:
+            items.append(dict(part.data))
+    if items:
+        out["content"] = items
+    if message.tool_calls:
+        out["tool_calls"] = [
+            {
+                "id": c.id,
+                "type": "function",
+                "function": {"name": c.name, "arguments": c.arguments_raw},
+            }
+            for c in message.tool_calls
+        ]
+    return [out]
+
+
+def _render_tool(tool: ToolSpec) -> dict[str, Any]:
+    function: dict[str, Any] = {"name": tool.name, "parameters": dict(tool.parameters)}
+    if tool.description:
+        function["description"] = tool.description
+    return {"type": "function", "function": function}
+
+
+def _tool_text(content: Any) -> str:
+    """A tool message's content: a string, or ``text`` / ``document`` items."""
+    if isinstance(content, str):
+        return content
+    texts: list[str] = []
+    for item in content if isinstance(content, list) else ():
+        if not isinstance(item, dict):
+            continue
+        if isinstance(item.get("text"), str):
+            texts.append(item["text"])
+        document = item.get("document")
+        data = document.get("data") if isinstance(document, dict) else None
+        if isinstance(data, str):
+            texts.append(data)
+        elif data is not None:
+            texts.append(json.dumps(data))
+    return "".join(texts)
+
+
+def _user_parts(content: Any, path: str) -> list[Part]:
+    if isinstance(content, list):
+        media: list[Part] = []
+        rest: list[Any] = []
+        for item in content:
+            image = item.get("image_url") if isinstance(item, dict) else None
+            url = image.get("url") if isinstance(image, dict) else image
+            if isinstance(url, str):
+                head, comma, data = url.partition(",")
+                if url.startswith("data:") and comma and head.endswith(";base64"):
+                    media.append(MediaPart(mime_type=head[5:-7] or "image/*", data=data))
+                else:
+                    media.append(MediaPart(mime_type="image/*", uri=url))
+            else:
+                rest.append(item)
+        return parse_content(rest, path) + media
+    return parse_content(content, path)
+
+
+def _request_message(raw: Any, path: str, names: dict[str, str]) -> Message | None:
+    if not isinstance(raw, dict):
+        raise fail(path, f"expected an object, got {type(raw).__name__}")
+    role = raw.get("role")
+    if role == "developer":
+        role = "system"
+    if role == "tool":
+        call_id = opt_str(raw.get("tool_call_id")) or ""
+        result = ToolResult(
+            call_id=call_id, name=names.get(call_id, ""), content=_tool_text(raw.get("content"))
+        )
+        return Message.tool_results([result])
+    if role == "assistant":
+        parts = message_parts(raw, path)
+        for part in parts:
+            if isinstance(part, ToolCall):
+                names[part.id] = part.name
+        return Message(role="assistant", parts=tuple(parts))
+    if role in ("system", "user"):
+        return Message(role=role, parts=tuple(_user_parts(raw.get("content"), f"{path}.content")))
+    return None  # a role Cohere does not have: skipped
+
+
+def _request_tool(raw: Any, strict: bool) -> ToolSpec | None:
+    function = raw.get("function") if isinstance(raw, dict) else None
+    if not isinstance(function, dict) or not isinstance(function.get("name"), str):
+        return None
+    params = function.get("parameters")
+    return ToolSpec(
+        name=function["name"],
+        description=opt_str(function.get("description")) or "",
+        parameters=params if isinstance(params, dict) else {"type": "object"},
+        strict=strict,
+    )
+
+
+def _number(value: Any) -> float | None:
+    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
+
+
+def render_request(request: ModelRequest) -> dict[str, Any]:
+    """The ``/v2/chat`` body.
+
+    Cohere's ``tool_choice`` is only ``REQUIRED`` or ``NONE``: ``auto`` is the default (not
+    written) and a tool name becomes ``REQUIRED`` with only that tool offered. ``strict_tools``
+    is one switch for all tools, set when any `ToolSpec` asks for strictness.
+    """
+    messages = [m for message in request.messages for m in _render_message(message)]
+    body: dict[str, Any] = {"model": request.model, "messages": messages}
+    settings = request.settings
+    tools = request.tools
+    choice = settings.tool_choice
+    if choice not in (None, "auto", "none", "required"):
+        tools = tuple(t for t in tools if t.name == choice) or tools
+        choice = "required"
+    if tools:
+        body["tools"] = [_render_tool(t) for t in tools]
+        if any(t.strict for t in tools):
+            body["strict_tools"] = True
+    if choice in ("required", "none"):
+        body["tool_choice"] = choice.upper()
+    if settings.max_tokens is not None:
+        body["max_tokens"] = settings.max_tokens
+    if settings.temperature is not None:
+        body["temperature"] = settings.temperature
+    if settings.top_p is not None:
+        body["p"] = settings.top_p
+    if settings.stop:
+        body["stop_sequences"] = list(settings.stop)
+    if request.stream:
+        body["stream"] = True
+    body.update(settings.extra_body)
+    return body
+
+
+def parse_request(body: Mapping[str, Any]) -> ModelRequest:
+    """The canonical request a ``/v2/chat`` body describes (inverse of `render_request`)."""
+    raw_messages = body.get("messages", [])
+    if not isinstance(raw_messages, list):
+        raise fail("messages", "expected a list")
+    names: dict[str, str] = {}
+    messages: list[Message] = []
+    for i, raw in enumerate(raw_messages):
+        message = _request_message(raw, f"messages[{i}]", names)
+        if message is None:
+            continue
+        if message.role == "tool" and messages and messages[-1].role == "tool":
+            messages[-1] = Message(role="tool", parts=messages[-1].parts + message.parts)
+        else:
+            messages.append(message)
+    strict = body.get("strict_tools") is True
+    raw_tools = body.get("tools")
+    tools = [_request_tool(t, strict) for t in (raw_tools if isinstance(raw_tools, list) else ())]
+    stop = body.get("stop_sequences")
+    choice = body.get("tool_choice")
+    max_tokens = body.get("max_tokens")
+    settings = ModelSettings(
+        max_tokens=max_tokens if isinstance(max_tokens, int) else None,
+        temperature=_number(body.get("temperature")),
+        top_p=_number(body.get("p")),
+        stop=tuple(s for s in stop if isinstance(s, str)) if isinstance(stop, list) else (),
+        tool_choice=choice.lower() if isinstance(choice, str) else None,
+        extra_body={k: v for k, v in body.items() if k not in _REQUEST_KEYS},
+    )
+    model = body.get("model")
+    return ModelRequest(
+        model=model if isinstance(model, str) else "",
+        messages=tuple(messages),
+        tools=tuple(t for t in tools if t is not None),
+        settings=settings,
+        stream=body.get("stream") is True,
+    )

@@ -1,0 +1,209 @@
+"""Cohere v2 chat stream events (and v1 ``event_type`` events) accumulated into one turn."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from donegate.errors import WireFormatError
+from donegate.messages import (
+    Ending,
+    Part,
+    ServerToolPart,
+    TextPart,
+    ThinkingPart,
+    ToolCall,
+    Turn,
+    Usage,
+)
+from donegate.models import _rules
+from donegate.models.cohere._parse import (
+    API,
+    TOOL_PLAN,
+    arguments_raw,
+    as_int,
+    error_fields,
+    opt_str,
+    parse_usage,
+    stop_signal,
+    v1_parts,
+)
+
+
+def _message_delta(payload: dict[str, Any]) -> dict[str, Any]:
+    """``delta.message`` of an event, or an empty dict."""
+    delta = payload.get("delta")
+    message = delta.get("message") if isinstance(delta, dict) else None
+    return message if isinstance(message, dict) else {}
+
+
+class _Block:
+    __slots__ = ("chunks", "kind")
+
+    def __init__(self, kind: str) -> None:
+        self.kind = kind
+        self.chunks: list[str] = []
+
+
+class _Call:
+    __slots__ = ("call_id", "chunks", "name")
+
+    def __init__(self) -> None:
+        self.call_id = ""
+        self.name = ""
+        self.chunks: list[str] = []
+
+
+class CohereStream:
+    """Accumulates ``/v2/chat`` stream events into one `Turn`; ``message-end`` is final."""
+
+    def __init__(self) -> None:
+        self._plan: list[str] = []
+        self._blocks: dict[int, _Block] = {}
+        self._calls: dict[int, _Call] = {}
+        self._v1_parts: list[Part] = []
+        self._finish: str | None = None
+        self._finished = False
+        self._failure: str | None = None
+        self._usage = Usage()
+        self._id: str | None = None
+        self._error: tuple[str | None, str] | None = None
+
+    def feed(self, event: str | None, data: str) -> str:
+        """Take one event; return the visible text it added."""
+        if self._error is not None or data.strip() == "[DONE]":
+            return ""
+        try:
+            payload = json.loads(data)
+        except ValueError:
+            return ""
+        if not isinstance(payload, dict):
+            return ""
+        kind = payload.get("type") or payload.get("event_type") or event
+        if kind == "error" or (kind is None and "message" in payload):
+            self._error = error_fields(payload)
+            return ""
+        if kind == "message-start":
+            self._id = opt_str(payload.get("id")) or self._id
+        elif kind == "tool-plan-delta":
+            plan = _message_delta(payload).get("tool_plan")
+            if isinstance(plan, str):
+                self._plan.append(plan)
+        elif kind in ("content-start", "content-delta"):
+            return self._content(payload)
+        elif kind in ("tool-call-start", "tool-call-delta"):
+            self._tool_call(payload)
+        elif kind == "message-end":
+            delta = payload.get("delta")
+            delta = delta if isinstance(delta, dict) else {}
+            self._end(delta.get("finish_reason"), delta.get("usage"))
+            self._failure = opt_str(delta.get("error"))
+        else:
+            return self._v1(kind, payload)
+        return ""
+
+    def _content(self, payload: dict[str, Any]) -> str:
+        content = _message_delta(payload).get("content")
+        if not isinstance(content, dict):
+            return ""
+        index = as_int(payload.get("index"))
+        block = self._blocks.get(index)
+        if block is None:
+            kind = content.get("type")
+            if not isinstance(kind, str):
+                kind = "thinking" if "thinking" in content else "text"
+            block = self._blocks[index] = _Block(kind)
+        piece = content.get(block.kind if block.kind in ("text", "thinking") else "text")
+        if not isinstance(piece, str):
+            return ""
+        block.chunks.append(piece)
+        return piece if block.kind == "text" else ""
+
+    def _tool_call(self, payload: dict[str, Any]) -> None:
+        raw = _message_delta(payload).get("tool_calls")
+        if not isinstance(raw, dict):
+            return
+        call = self._calls.setdefault(as_int(payload.get("index")), _Call())
+        call.call_id = call.call_id or (opt_str(raw.get("id")) or "")
+        function = raw.get("function")
+        if isinstance(function, dict):
+            call.name = call.name or (opt_str(function.get("name")) or "")
+            if "arguments" in function:
+                call.chunks.append(arguments_raw(function["arguments"]))
+
+    def _end(self, reason: Any, usage: Any) -> None:
+        self._finish = reason if isinstance(reason, str) else None
+        self._finished = True
+        self._usage = parse_usage(usage)
+
+    def _v1(self, kind: Any, payload: dict[str, Any]) -> str:
+        """The v1 stream: ``text-generation``, ``tool-calls-generation``, ``stream-end``."""
+        if kind == "stream-start":
+            self._id = opt_str(payload.get("generation_id")) or self._id
+        elif kind == "text-generation":
+            text = payload.get("text")
+            if isinstance(text, str):
+                self._blocks.setdefault(0, _Block("text")).chunks.append(text)
+                return text
+        elif kind == "tool-calls-generation":
+            try:
+                self._v1_parts = v1_parts({"tool_calls": payload.get("tool_calls")})
+            except WireFormatError:
+                self._v1_parts = []
+        elif kind == "stream-end":
+            response = payload.get("response")
+            meta = response.get("meta") if isinstance(response, dict) else None
+            self._end(payload.get("finish_reason"), meta)
+        return ""
+
+    def _parts(self) -> list[Part]:
+        parts: list[Part] = []
+        plan = "".join(self._plan)
+        if plan:
+            parts.append(ThinkingPart(text=plan, provider_details=TOOL_PLAN))
+        for index in sorted(self._blocks):
+            block = self._blocks[index]
+            text = "".join(block.chunks)
+            if block.kind == "thinking":
+                parts.append(ThinkingPart(text=text))
+            elif block.kind == "text":
+                if text:
+                    parts.append(TextPart(text=text))
+            else:
+                parts.append(ServerToolPart(name=block.kind, data={"type": block.kind}))
+        for index in sorted(self._calls):
+            call = self._calls[index]
+            raw = "".join(call.chunks)
+            parts.append(ToolCall.from_raw(id=call.call_id, name=call.name, arguments_raw=raw))
+        parts.extend(self._v1_parts)
+        return parts
+
+    def finish(self) -> Turn:
+        """The turn: an error event is an error; no ``message-end`` means truncated."""
+        parts = self._parts()
+        if self._error is not None:
+            kind, message = self._error
+            return _rules.error_turn(
+                api=API,
+                ending=Ending.ERROR,
+                status=None,
+                type_=kind,
+                message=message,
+                parts=parts,
+                usage=self._usage,
+            )
+        detail: str | None
+        if not self._finished:
+            signal, raw, detail = Ending.TRUNCATED, None, "stream ended before its final event"
+        else:
+            signal, raw, detail = stop_signal(self._finish, "finish_reason")
+            detail = self._failure or detail
+        return _rules.make_turn(
+            api=API,
+            signal=signal,
+            parts=parts,
+            raw_reason=raw,
+            detail=detail,
+            usage=self._usage,
+            response_id=self._id,
+        )
