@@ -94,6 +94,8 @@ class RefusalPart:
 
     text: str
     """The refusal explanation."""
+    provider_details: Mapping[str, Any] | None = None
+    """Opaque provider data (Anthropic ``stop_details``) kept for round-tripping."""
     kind: Literal["refusal"] = "refusal"
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import importlib
+import json
 from collections.abc import AsyncIterator
 from dataclasses import replace
 from typing import Any
@@ -69,7 +70,7 @@ class GeminiModel:
             )
         except self._errors.APIError as exc:
             return self._error(exc)
-        return self._wire.parse_response(response.json)
+        return self._wire.parse_response(json.loads(response.body))
 
     async def arequest(self, request: ModelRequest) -> Turn:
         """One call through the client's async path."""
@@ -79,7 +80,7 @@ class GeminiModel:
             )
         except self._errors.APIError as exc:
             return self._error(exc)
-        return self._wire.parse_response(response.json)
+        return self._wire.parse_response(json.loads(response.body))
 
     async def astream(self, request: ModelRequest) -> AsyncIterator[str | Turn]:
         """``streamGenerateContent?alt=sse``: text deltas, then the turn."""
