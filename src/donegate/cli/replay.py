@@ -1,5 +1,42 @@
-"""``donegate replay``: run the loop on a script through a provider's wire format."""
+"""``donegate replay``: run the loop on a script and check its invariants and expectations."""
 
 from __future__ import annotations
 
-from donegate.cli._app import app  # noqa: F401  (the command is added once the player lands)
+import json
+import sys
+
+import click
+from rich.console import Console
+
+from donegate.cli._app import app
+from donegate.testing.player import SDK_APIS
+
+
+@app.command("replay")
+@click.argument("script", type=click.Path(dir_okay=False))
+@click.option("--api", type=click.Choice(SDK_APIS), help="Serve turns in this wire format.")
+@click.option("--stream", is_flag=True, help="Stream the responses (SSE).")
+@click.option("--max-steps", type=int, help="Override the script's step limit.")
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
+def replay_command(
+    script: str, api: str | None, stream: bool, max_steps: int | None, as_json: bool
+) -> None:
+    """Replay SCRIPT: exit 0 when every invariant and expectation holds, 1 when one fails."""
+    from donegate.testing.replay import replay
+    from donegate.testing.script import load_script
+
+    done = replay(load_script(script), api=api, stream=stream, max_steps=max_steps)
+    summary = done.summary()
+    if as_json:
+        click.echo(json.dumps(summary))
+    else:
+        console = Console()
+        style = "green" if summary["status"] == "complete" else "yellow"
+        console.print(f"[bold]{script}[/] via {api or 'direct'}{' (stream)' if stream else ''}")
+        console.print(f"  status  [{style}]{summary['status']}[/] ({summary['reason']})")
+        console.print(f"  model calls {summary['model_calls']}, tools {summary['tool_calls']}")
+        if summary["text"]:
+            console.print(f"  text    {summary['text']}")
+        for failure in done.failures:
+            console.print(f"  [red]FAIL[/] {failure}")
+    sys.exit(1 if done.failures else 0)
