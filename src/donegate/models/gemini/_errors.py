@@ -16,7 +16,7 @@ from donegate.models._rules import context_exceeded_message, error_turn
 from donegate.models.base import WireResponse
 from donegate.models.gemini._parse import API
 
-__all__ = ["error_fields", "error_response", "error_turn_for", "status_name"]
+__all__ = ["error_fields", "error_object", "error_response", "error_turn_for", "status_name"]
 
 _STATUS: dict[int, tuple[str, str]] = {
     400: ("INVALID_ARGUMENT", "Request contains an invalid argument."),

@@ -149,7 +149,9 @@ def render_response(turn: Turn, *, stream: bool = False) -> WireResponse:
     if turn.ending is Ending.CONTEXT_EXCEEDED:
         return _context_response(turn)
     if turn.ending is Ending.ERROR and not stream:
-        return error_response(turn.error, status=500)
+        message = (turn.error.message if turn.error else "") or turn.detail or ""
+        retry = turn.error.retry_after if turn.error else None
+        return error_response(ErrorInfo(status=500, message=message, retry_after=retry))
     model = turn.model or _MODEL
     rid = turn.response_id or secrets.token_urlsafe(16)
     parts = _parts(turn)

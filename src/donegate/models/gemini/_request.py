@@ -107,6 +107,7 @@ def render_request(request: ModelRequest) -> dict[str, Any]:
     contents: list[dict[str, Any]] = []
     system: list[dict[str, Any]] = []
     calls: dict[str, ToolCall] = {}
+    answers: list[dict[str, Any]] | None = None  # the parts of the tool turn just rendered
     for m in request.messages:
         if m.role == "system":
             system.append({"text": m.text})
@@ -121,16 +122,11 @@ def render_request(request: ModelRequest) -> dict[str, Any]:
             rendered = render_part(p)
             if rendered is not None:
                 parts.append(rendered)
-        role = "model" if m.role == "assistant" else "user"
-        if m.role == "tool" and contents and contents[-1].get("_tool"):
-            contents[-1]["parts"].extend(parts)  # one turn answers all calls of the last one
+        if m.role == "tool" and answers is not None:
+            answers.extend(parts)  # one user turn answers every call of the model turn
             continue
-        turn: dict[str, Any] = {"role": role, "parts": parts}
-        if m.role == "tool":
-            turn["_tool"] = True
-        contents.append(turn)
-    for turn in contents:
-        turn.pop("_tool", None)
+        answers = parts if m.role == "tool" else None
+        contents.append({"role": "model" if m.role == "assistant" else "user", "parts": parts})
     body: dict[str, Any] = {"contents": contents}
     if request.tools:
         body["tools"] = [{"functionDeclarations": [_render_tool(t) for t in request.tools]}]
@@ -330,7 +326,7 @@ def parse_request(body: Mapping[str, Any]) -> ModelRequest:
     if not isinstance(body, Mapping):
         raise WireFormatError(API, f"expected an object, got {type(body).__name__}")
     messages = _system(body.get("systemInstruction"))
-    messages.extend(_parse_contents(body.get("contents", [])))
+    messages.extend(_parse_contents(body.get("contents") or []))
     extra: dict[str, Any] = {k: v for k, v in body.items() if k not in _KNOWN}
     tools = _tools(body.get("tools"), extra)
     choice = _tool_choice(body.get("toolConfig"), extra)
