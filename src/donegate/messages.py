@@ -109,6 +109,8 @@ class MediaPart:
     """Base64 data, when inline."""
     uri: str | None = None
     """A URI, when referenced."""
+    provider_details: Mapping[str, Any] | None = None
+    """Opaque provider data (a Gemini ``thoughtSignature`` on an image) kept for round-tripping."""
     kind: Literal["media"] = "media"
 
 
