@@ -104,6 +104,8 @@ def parse_item(item: Any, path: str, parts: list[Part]) -> None:
     if not isinstance(item, dict):
         fail("an output item must be an object", path)
     kind = item.get("type")
+    if not isinstance(kind, str):
+        fail("an output item needs a string type", at(path, "type"))
     if kind == "message":
         _message(item, path, parts)
     elif kind == "function_call":
@@ -123,14 +125,12 @@ def parse_item(item: Any, path: str, parts: list[Part]) -> None:
         )
     elif kind in CLIENT_TOOLS:
         parts.append(_client_tool(item, kind, path))
-    elif isinstance(kind, str):
+    else:
         parts.append(ServerToolPart(name=kind, id=opt_str(item, "id", path), data=item))
         if kind == "image_generation_call" and isinstance(item.get("result"), str):
             fmt = item.get("output_format")
             mime = f"image/{fmt if isinstance(fmt, str) else 'png'}"
             parts.append(MediaPart(mime_type=mime, data=item["result"]))
-    else:
-        fail("an output item needs a string type", f"{path}.type")
 
 
 def _details(item: Mapping[str, Any], path: str, kind: str | None = None) -> dict[str, Any] | None:
@@ -271,7 +271,7 @@ def render_items(
         if isinstance(part, TextPart | RefusalPart):
             details = part.provider_details if isinstance(part, TextPart) else None
             key = details.get("item_id") if details else None
-            if message is None or (key is not None and key != message_key):
+            if message is None or key != message_key:
                 message, message_key = _message_item(details, ids), key
                 items.append(message)
             message["content"].append(_content(part, details, full=ids is not None))

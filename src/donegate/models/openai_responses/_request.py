@@ -45,7 +45,7 @@ def render_request(request: ModelRequest) -> dict[str, Any]:
     messages = request.messages
     body: dict[str, Any] = {"model": request.model}
     first = messages[0] if messages else None
-    if first is not None and first.role == "system" and _text_only(first):
+    if first is not None and first.role == "system" and _one_text(first):
         body["instructions"] = first.text
         messages = messages[1:]
     kinds: dict[str, str] = {}
@@ -93,8 +93,11 @@ def render_request(request: ModelRequest) -> dict[str, Any]:
     return body
 
 
-def _text_only(m: Message) -> bool:
-    return all(isinstance(p, TextPart) for p in m.parts)
+def _one_text(m: Message) -> bool:
+    """A system message ``instructions`` can carry without changing its parts."""
+    return (
+        len(m.parts) == 1 and isinstance(m.parts[0], TextPart) and not m.parts[0].provider_details
+    )
 
 
 def _input_part(part: TextPart | MediaPart) -> dict[str, Any]:
