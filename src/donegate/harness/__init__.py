@@ -1,0 +1,3 @@
+"""The completion gate: task specs, acceptance checks, built-in tools (exports come later)."""
+
+__all__: list[str] = []

@@ -1,0 +1,160 @@
+"""The built-in tools, as plain typed methods of a `Workspace` confined to one directory.
+
+The method signatures are a contract (issue 5): ``read_file(path)``, ``write_file(path,
+content)``, ``list_dir(path=".")``, ``run_command(command, timeout=60)``. Their docstrings are
+what the model reads, so they speak to the model.
+
+Confinement covers paths: any path that resolves outside the root (``..``, an absolute path, a
+symlink pointing out) raises `PermissionError`. `run_command` never uses a shell, so ``;``,
+``|``, ``$(...)`` in a model's argument are plain characters; but it is not a sandbox: the
+program it names runs with the harness's user, environment and network.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shlex
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+from donegate.errors import UserError
+
+__all__ = ["COMMAND_OUTPUT_CAP", "Workspace", "confine", "kill_group"]
+
+COMMAND_OUTPUT_CAP = 16 * 1024
+"""Bytes of `run_command` output returned to the model (head and tail, with a marker)."""
+
+
+def confine(root: Path, path: str) -> Path:
+    """Resolve `path` against `root`; `PermissionError` if it lands outside `root`.
+
+    Symlinks are followed before the test, so a link inside the root that points out of it is
+    refused. `root` must already be resolved.
+    """
+    try:
+        target = (root / path).resolve()
+    except (OSError, ValueError, RuntimeError) as exc:  # a NUL byte, a symlink loop
+        raise PermissionError(f"{path!r} is not a usable path: {exc}") from None
+    if not target.is_relative_to(root):
+        raise PermissionError(f"{path!r} resolves outside the workdir {root}")
+    return target
+
+
+def kill_group(proc: subprocess.Popen[bytes]) -> None:
+    """Kill a process started with ``start_new_session=True`` and everything it spawned."""
+    if sys.platform == "win32":  # pragma: no cover - no process groups to kill
+        proc.kill()
+        return
+    with contextlib.suppress(ProcessLookupError):  # it already exited and was reaped
+        os.killpg(proc.pid, signal.SIGKILL)
+
+
+class Workspace:
+    """A directory the agent may read, write, list and run commands in, and nothing outside."""
+
+    def __init__(self, root: Path | str) -> None:
+        resolved = Path(root).resolve()
+        if not resolved.is_dir():
+            raise UserError(f"workspace root is not a directory: {root}")
+        self.root = resolved
+        """The resolved directory every path is confined to."""
+
+    def read_file(self, path: str) -> str:
+        """Read a text file in the workspace.
+
+        Args:
+            path: File path relative to the workspace root.
+        """
+        target = self._path(path)
+        if target.is_dir():
+            raise IsADirectoryError(f"{self._rel(target)} is a directory; use list_dir")
+        if not target.is_file():
+            raise FileNotFoundError(f"no such file: {self._rel(target)}")
+        return target.read_text(encoding="utf-8", errors="replace")
+
+    def write_file(self, path: str, content: str) -> str:
+        """Create or overwrite a text file in the workspace, creating parent directories.
+
+        Args:
+            path: File path relative to the workspace root.
+            content: The complete new content of the file.
+        """
+        target = self._path(path)
+        if target.is_dir():
+            raise IsADirectoryError(f"{self._rel(target)} is a directory")
+        target.parent.mkdir(parents=True, exist_ok=True)
+        data = content.encode("utf-8")
+        target.write_bytes(data)
+        return f"wrote {len(data)} bytes to {self._rel(target)}"
+
+    def list_dir(self, path: str = ".") -> str:
+        """List a directory in the workspace, one entry per line; directories end with ``/``.
+
+        Args:
+            path: Directory path relative to the workspace root.
+        """
+        target = self._path(path)
+        if not target.exists():
+            raise FileNotFoundError(f"no such directory: {self._rel(target)}")
+        if not target.is_dir():
+            raise NotADirectoryError(f"{self._rel(target)} is a file; use read_file")
+        entries = sorted(e.name + ("/" if e.is_dir() else "") for e in target.iterdir())
+        return "\n".join(entries) if entries else "(empty directory)"
+
+    def run_command(self, command: str, timeout: int = 60) -> str:
+        """Run a program in the workspace root and return its exit code and output.
+
+        The command is split into arguments like a shell would, but no shell runs it: pipes,
+        redirects, ``;`` and ``$(...)`` are passed as plain arguments.
+
+        Args:
+            command: The program and its arguments, e.g. ``pytest -q tests/test_app.py``.
+            timeout: Seconds before the program is killed.
+        """
+        try:
+            argv = shlex.split(command)
+        except ValueError as exc:
+            raise ValueError(f"cannot split the command: {exc}") from None
+        if not argv:
+            raise ValueError("the command is empty")
+        if timeout <= 0:
+            raise ValueError("timeout must be positive")
+        try:
+            proc = subprocess.Popen(
+                argv,
+                cwd=self.root,
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,  # its own process group, so a timeout kills every child
+            )
+        except FileNotFoundError:
+            raise FileNotFoundError(f"command not found: {argv[0]}") from None
+        try:
+            raw, _ = proc.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            kill_group(proc)
+            raw, _ = proc.communicate()
+            return f"timed out after {timeout}s; the process was killed\n{_cap(raw)}"
+        return f"exit code {proc.returncode}\n{_cap(raw)}"
+
+    def _path(self, path: str) -> Path:
+        return confine(self.root, path)
+
+    def _rel(self, target: Path) -> str:
+        rel = target.relative_to(self.root).as_posix()
+        return rel if rel != "." else "./"
+
+
+def _cap(raw: bytes) -> str:
+    """Decode output, keeping the head and tail of anything over `COMMAND_OUTPUT_CAP`."""
+    if len(raw) <= COMMAND_OUTPUT_CAP:
+        return raw.decode("utf-8", errors="replace")
+    half = (COMMAND_OUTPUT_CAP - 64) // 2  # room for the marker
+    omitted = len(raw) - 2 * half
+    head = raw[:half].decode("utf-8", errors="ignore")
+    tail = raw[-half:].decode("utf-8", errors="ignore")
+    return f"{head}\n[... {omitted} bytes omitted ...]\n{tail}"

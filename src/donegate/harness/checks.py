@@ -1,0 +1,466 @@
+"""Acceptance checks: the harness asks the world, not the model, whether the work is done.
+
+`run_check` never raises for a failing check: a command that exits non-zero, times out or is
+missing, a file that is absent or outside the workdir, a database or server that is down, all
+come back as a failed `CheckResult` with a one-line ``detail``. It raises `UserError` only when
+the check itself is unusable as written (an unimportable ``python:`` check, a missing extra).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import http.client
+import importlib
+import json
+import re
+import shlex
+import subprocess
+import sys
+import threading
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, TypeVar, assert_never
+
+from donegate.errors import MissingExtra, UserError
+from donegate.harness.builtin_tools import confine, kill_group
+from donegate.harness.spec import (
+    CheckSpec,
+    FileContainsCheck,
+    FileExistsCheck,
+    FileMatchesCheck,
+    HttpCheck,
+    JsonSchemaCheck,
+    PythonCheck,
+    RunCheck,
+    SqlCheck,
+)
+
+__all__ = ["CHECK_OUTPUT_CAP", "CheckResult", "run_check", "run_checks", "schema_error"]
+
+CHECK_OUTPUT_CAP = 64 * 1024
+"""Bytes of output a `CheckResult` keeps (the tail); the digest covers all of it."""
+
+_T = TypeVar("_T")
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class CheckResult:
+    """What one check found, as recorded evidence."""
+
+    name: str
+    """The check's stable name, e.g. ``run: pytest -q``."""
+    kind: str
+    """The check kind: ``run``, ``file_exists``, ``sql``..."""
+    passed: bool
+    detail: str
+    """One line: why it failed, or a summary of what passed."""
+    command: str | None = None
+    """What ran: the argv, the query, the request, the function; None for file checks."""
+    exit_code: int | None = None
+    """The process exit code of a ``run`` check (None when it never exited on its own)."""
+    output: str = ""
+    """Captured stdout and stderr (or response body), the last `CHECK_OUTPUT_CAP` bytes."""
+    output_digest: str = hashlib.sha256(b"").hexdigest()
+    """SHA-256 hex of the full output, before capping."""
+    duration_s: float = 0.0
+
+
+def run_checks(
+    specs: Iterable[CheckSpec], workdir: Path, *, timeout: float = 120
+) -> list[CheckResult]:
+    """Run every check in order (all of them, so a report shows every failure)."""
+    return [run_check(spec, workdir=workdir, timeout=timeout) for spec in specs]
+
+
+def run_check(spec: CheckSpec, *, workdir: Path, timeout: float = 120) -> CheckResult:
+    """Run one check in `workdir`; `timeout` applies when the check sets none."""
+    root = Path(workdir).resolve()
+    if not root.is_dir():
+        raise UserError(f"check workdir is not a directory: {workdir}")
+    limit = spec.timeout or timeout
+    started = time.monotonic()
+    fields: dict[str, Any]
+    try:
+        match spec:
+            case RunCheck():
+                fields = _run(spec, root, limit)
+            case FileExistsCheck():
+                fields = _file_exists(spec, root)
+            case FileContainsCheck():
+                fields = _file_contains(spec, root)
+            case FileMatchesCheck():
+                fields = _file_matches(spec, root)
+            case JsonSchemaCheck():
+                fields = _json_schema(spec, root)
+            case SqlCheck():
+                fields = _sql(spec, root, limit)
+            case HttpCheck():
+                fields = _http(spec, limit)
+            case PythonCheck():
+                fields = _python(spec, root, limit)
+            case _:
+                assert_never(spec)
+    except PermissionError as exc:
+        fields = {"passed": False, "detail": str(exc)}
+    output = fields.pop("output", "")
+    fields["detail"] = _one_line(fields["detail"])
+    return CheckResult(
+        name=spec.name,
+        kind=spec.kind,
+        output=_tail(output),
+        output_digest=hashlib.sha256(output.encode()).hexdigest(),
+        duration_s=round(time.monotonic() - started, 6),
+        **fields,
+    )
+
+
+def _run(spec: RunCheck, root: Path, timeout: float) -> dict[str, Any]:
+    argv = spec.argv
+    command = shlex.join(argv)
+    try:
+        proc = subprocess.Popen(
+            argv,
+            cwd=root,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,  # its own process group, so a timeout kills every child
+        )
+    except OSError as exc:
+        reason = "command not found" if isinstance(exc, FileNotFoundError) else exc.strerror
+        return {"passed": False, "detail": f"{reason}: {argv[0]}", "command": command}
+    try:
+        raw, _ = proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        kill_group(proc)
+        raw, _ = proc.communicate()
+        text = raw.decode("utf-8", errors="replace")
+        return {
+            "passed": False,
+            "detail": f"timed out after {timeout:g}s",
+            "command": command,
+            "output": text,
+        }
+    text = raw.decode("utf-8", errors="replace")
+    code = proc.returncode
+    detail = f"exit code {code}"
+    last = next((line for line in reversed(text.splitlines()) if line.strip()), "")
+    if code != 0 and last:
+        detail += f": {last.strip()}"
+    return {
+        "passed": code == 0,
+        "detail": detail,
+        "command": command,
+        "exit_code": code,
+        "output": text,
+    }
+
+
+def _file_exists(spec: FileExistsCheck, root: Path) -> dict[str, Any]:
+    path = confine(root, spec.file_exists)
+    found = path.exists()
+    return {
+        "passed": found,
+        "detail": f"{spec.file_exists} {'exists' if found else 'does not exist'}",
+    }
+
+
+def _file_contains(spec: FileContainsCheck, root: Path) -> dict[str, Any]:
+    args = spec.file_contains
+    text = _read(root, args.path)
+    if text is None:
+        return {"passed": False, "detail": f"{args.path} does not exist"}
+    found = args.text in text
+    verb = "contains" if found else "does not contain"
+    return {"passed": found, "detail": f"{args.path} {verb} {args.text!r}"}
+
+
+def _file_matches(spec: FileMatchesCheck, root: Path) -> dict[str, Any]:
+    args = spec.file_matches
+    text = _read(root, args.path)
+    if text is None:
+        return {"passed": False, "detail": f"{args.path} does not exist"}
+    match = re.search(args.regex, text, re.MULTILINE)
+    if match is None:
+        return {"passed": False, "detail": f"{args.path} has no match for {args.regex!r}"}
+    return {"passed": True, "detail": f"{args.path} matches {args.regex!r}: {match[0]!r}"}
+
+
+def _json_schema(spec: JsonSchemaCheck, root: Path) -> dict[str, Any]:
+    args = spec.json_schema
+    text = _read(root, args.path)
+    if text is None:
+        return {"passed": False, "detail": f"{args.path} does not exist"}
+    try:
+        document = json.loads(text)
+    except json.JSONDecodeError as exc:
+        return {"passed": False, "detail": f"{args.path} is not valid JSON: {exc}"}
+    error = schema_error(document, args.schema_)
+    if error is not None:
+        return {"passed": False, "detail": f"{args.path} does not match the schema: {error}"}
+    return {"passed": True, "detail": f"{args.path} matches the schema"}
+
+
+def _sql(spec: SqlCheck, root: Path, timeout: float) -> dict[str, Any]:
+    try:
+        sqlalchemy = importlib.import_module("sqlalchemy")
+    except ImportError:
+        raise MissingExtra("sqlalchemy", "postgres") from None
+    args = spec.sql
+    try:
+        url = sqlalchemy.make_url(args.url)
+    except sqlalchemy.exc.ArgumentError as exc:
+        raise UserError(f"{spec.name}: invalid database url: {exc}") from None
+    database = url.database
+    if url.get_backend_name() == "sqlite" and database and database != ":memory:":
+        path = root / database  # an absolute path stays absolute
+        if not path.exists():  # connecting would create an empty database
+            return {"passed": False, "detail": f"database file not found: {database}"}
+        url = url.set(database=str(path))
+    command = args.query
+
+    def query() -> Any:
+        engine = sqlalchemy.create_engine(url)
+        try:
+            with engine.connect() as conn:  # never committed: a check changes nothing
+                return conn.execute(sqlalchemy.text(args.query)).first()
+        finally:
+            engine.dispose()
+
+    try:
+        row = _with_timeout(query, timeout)
+    except TimeoutError:
+        return {"passed": False, "detail": f"timed out after {timeout:g}s", "command": command}
+    except Exception as exc:  # the driver's errors are the database's answer
+        return {"passed": False, "detail": f"query failed: {exc}", "command": command}
+    if row is None:
+        return {"passed": False, "detail": "the query returned no rows", "command": command}
+    return {"passed": True, "detail": f"first row: {tuple(row)!r}", "command": command}
+
+
+def _http(spec: HttpCheck, timeout: float) -> dict[str, Any]:
+    args = spec.http
+    command = f"GET {args.url}"
+    request = urllib.request.Request(args.url, method="GET")
+    try:
+        with urllib.request.urlopen(request, timeout=timeout) as response:
+            status, body = response.status, response.read(CHECK_OUTPUT_CAP * 4)
+    except urllib.error.HTTPError as exc:
+        status, body = exc.code, _error_body(exc)
+    except (urllib.error.URLError, http.client.HTTPException, OSError) as exc:
+        reason = getattr(exc, "reason", exc)
+        return {"passed": False, "detail": f"{command} failed: {reason}", "command": command}
+    text = body.decode("utf-8", errors="replace")
+    passed = status == args.status
+    detail = f"{command} -> {status}" + ("" if passed else f", expected {args.status}")
+    return {"passed": passed, "detail": detail, "command": command, "output": text}
+
+
+def _error_body(exc: urllib.error.HTTPError) -> bytes:
+    try:
+        return exc.read(CHECK_OUTPUT_CAP * 4)
+    except (OSError, AttributeError, http.client.HTTPException):  # no body to read
+        return b""
+
+
+def _python(spec: PythonCheck, root: Path, timeout: float) -> dict[str, Any]:
+    module_name, _, attr = spec.python.partition(":")
+    command = f"{spec.python}({str(root)!r})"
+    try:
+        module = _import(module_name, root)
+    except ModuleNotFoundError as exc:
+        if exc.name == module_name or module_name.startswith(f"{exc.name}."):
+            raise UserError(f"{spec.name}: no module named {exc.name!r}") from None
+        return {"passed": False, "detail": f"import failed: {exc}", "command": command}
+    except Exception as exc:  # the module is broken: a failing check, not a bad spec
+        return {"passed": False, "detail": f"import failed: {exc!r}", "command": command}
+    function = getattr(module, attr, None)
+    if not callable(function):
+        raise UserError(f"{spec.name}: {module_name} has no function {attr!r}")
+    try:
+        result = _with_timeout(lambda: function(root), timeout)
+    except TimeoutError:
+        return {"passed": False, "detail": f"timed out after {timeout:g}s", "command": command}
+    except Exception as exc:
+        return {"passed": False, "detail": f"raised {exc!r}", "command": command}
+    if isinstance(result, bool):
+        return {"passed": result, "detail": "returned " + str(result), "command": command}
+    if (
+        isinstance(result, tuple)
+        and len(result) == 2
+        and isinstance(result[0], bool)
+        and isinstance(result[1], str)
+    ):
+        return {"passed": result[0], "detail": result[1] or str(result[0]), "command": command}
+    detail = f"returned {result!r}; expected a bool or (bool, str)"
+    return {"passed": False, "detail": detail, "command": command}
+
+
+def _import(module_name: str, root: Path) -> Any:
+    """Import a module, finding it in the workdir too (where task-local check files live)."""
+    sys.path.insert(0, str(root))
+    try:
+        return importlib.import_module(module_name)
+    finally:
+        sys.path.remove(str(root))
+
+
+def _with_timeout(fn: Callable[[], _T], timeout: float) -> _T:
+    """Call `fn` in a daemon thread; raise TimeoutError if it is still running at `timeout`.
+
+    Python cannot kill a thread: a stuck call is abandoned, not stopped.
+    """
+    outcome: list[tuple[bool, Any]] = []
+
+    def target() -> None:
+        try:
+            outcome.append((True, fn()))
+        except BaseException as exc:
+            outcome.append((False, exc))
+
+    thread = threading.Thread(target=target, daemon=True, name="donegate-check")
+    thread.start()
+    thread.join(timeout)
+    if not outcome:
+        raise TimeoutError(f"timed out after {timeout:g}s")
+    ok, value = outcome[0]
+    if not ok:
+        if isinstance(value, Exception):
+            raise value
+        raise RuntimeError(f"raised {value!r}")  # SystemExit from a check must not end us
+    result: _T = value
+    return result
+
+
+def _read(root: Path, path: str) -> str | None:
+    target = confine(root, path)
+    try:
+        return target.read_text(encoding="utf-8", errors="replace")
+    except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
+        return None
+
+
+def schema_error(value: Any, schema: Any, at: str = "$") -> str | None:
+    """The first way `value` violates `schema` (the `SCHEMA_KEYWORDS` subset), or None."""
+    if schema is True or schema == {}:
+        return None
+    if schema is False:
+        return f"{at}: no value is allowed here"
+    types = schema.get("type")
+    if types is not None:
+        allowed = [types] if isinstance(types, str) else types
+        if not any(_is_type(value, t) for t in allowed):
+            return f"{at}: expected {' or '.join(allowed)}, got {_json_type(value)}"
+    if "enum" in schema and value not in schema["enum"]:
+        return f"{at}: {value!r} is not one of {schema['enum']!r}"
+    if "const" in schema and value != schema["const"]:
+        return f"{at}: expected {schema['const']!r}, got {value!r}"
+    for sub in schema.get("allOf", []):
+        if error := schema_error(value, sub, at):
+            return error
+    if "anyOf" in schema and all(schema_error(value, s, at) for s in schema["anyOf"]):
+        return f"{at}: matches none of anyOf"
+    if "oneOf" in schema:
+        matched = sum(schema_error(value, s, at) is None for s in schema["oneOf"])
+        if matched != 1:
+            return f"{at}: matches {matched} of oneOf, expected exactly 1"
+    if "not" in schema and schema_error(value, schema["not"], at) is None:
+        return f"{at}: matches a schema it must not"
+    if isinstance(value, str):
+        return _string_error(value, schema, at)
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return _number_error(value, schema, at)
+    if isinstance(value, list):
+        return _array_error(value, schema, at)
+    if isinstance(value, dict):
+        return _object_error(value, schema, at)
+    return None
+
+
+def _string_error(value: str, schema: dict[str, Any], at: str) -> str | None:
+    if len(value) < schema.get("minLength", 0):
+        return f"{at}: shorter than {schema['minLength']} characters"
+    if "maxLength" in schema and len(value) > schema["maxLength"]:
+        return f"{at}: longer than {schema['maxLength']} characters"
+    if "pattern" in schema and not re.search(schema["pattern"], value):
+        return f"{at}: {value!r} does not match {schema['pattern']!r}"
+    return None
+
+
+def _number_error(value: float, schema: dict[str, Any], at: str) -> str | None:
+    bounds: list[tuple[str, Callable[[float, float], bool], str]] = [
+        ("minimum", lambda v, b: v >= b, ">="),
+        ("maximum", lambda v, b: v <= b, "<="),
+        ("exclusiveMinimum", lambda v, b: v > b, ">"),
+        ("exclusiveMaximum", lambda v, b: v < b, "<"),
+    ]
+    for key, ok, op in bounds:
+        if key in schema and not ok(value, schema[key]):
+            return f"{at}: {value!r} is not {op} {schema[key]!r}"
+    return None
+
+
+def _array_error(value: list[Any], schema: dict[str, Any], at: str) -> str | None:
+    if len(value) < schema.get("minItems", 0):
+        return f"{at}: fewer than {schema['minItems']} items"
+    if "maxItems" in schema and len(value) > schema["maxItems"]:
+        return f"{at}: more than {schema['maxItems']} items"
+    if schema.get("uniqueItems"):
+        seen = [json.dumps(v, sort_keys=True) for v in value]
+        if len(set(seen)) != len(seen):
+            return f"{at}: items are not unique"
+    if "items" in schema:
+        for i, item in enumerate(value):
+            if error := schema_error(item, schema["items"], f"{at}[{i}]"):
+                return error
+    return None
+
+
+def _object_error(value: dict[str, Any], schema: dict[str, Any], at: str) -> str | None:
+    for key in schema.get("required", []):
+        if key not in value:
+            return f"{at}: missing required property {key!r}"
+    properties: dict[str, Any] = schema.get("properties", {})
+    extra = schema.get("additionalProperties", True)
+    for key, item in value.items():
+        sub = properties.get(key, extra)
+        if error := schema_error(item, sub, f"{at}.{key}"):
+            return error
+    return None
+
+
+def _is_type(value: Any, name: str) -> bool:
+    found = _json_type(value)
+    return found == name or (name == "number" and found == "integer")
+
+
+def _json_type(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int):
+        return "integer"
+    if isinstance(value, float):
+        return "integer" if value.is_integer() else "number"
+    if isinstance(value, str):
+        return "string"
+    return "array" if isinstance(value, list) else "object" if isinstance(value, dict) else "?"
+
+
+def _tail(text: str) -> str:
+    data = text.encode()
+    if len(data) <= CHECK_OUTPUT_CAP:
+        return text
+    marker = f"[... {len(data) - CHECK_OUTPUT_CAP} earlier bytes omitted ...]\n"
+    keep = data[-(CHECK_OUTPUT_CAP - len(marker.encode())) :]
+    return marker + keep.decode("utf-8", errors="ignore")
+
+
+def _one_line(text: str, limit: int = 300) -> str:
+    line = " ".join(text.split())
+    return line if len(line) <= limit else line[: limit - 3] + "..."

@@ -1,0 +1,491 @@
+"""Task specs: what the agent must do and how the harness will know it is done.
+
+A task comes from a YAML or JSON file (`load_task`) or is built in Python (`TaskSpec(...)`,
+`TaskSpec.model_validate(dict)`). Every model is frozen and rejects unknown keys, so a typo in a
+task file is an error naming the file and the field rather than a check that silently never runs.
+
+In a file, each check is a mapping with exactly one kind key, plus optional ``name`` and
+``timeout``::
+
+    checks:
+      - run: pytest -q
+        timeout: 300
+      - file_contains: {path: src/app.py, text: "def main"}
+      - sql: {url: "sqlite:///app.db", query: "select 1 from users"}
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shlex
+from pathlib import Path
+from typing import Annotated, Any, ClassVar, Literal, TypeAlias, get_args
+
+import yaml
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Discriminator,
+    Field,
+    Tag,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
+
+from donegate.errors import UserError
+
+__all__ = [
+    "BUILTIN_TOOLS",
+    "CHECK_KINDS",
+    "CheckSpec",
+    "FileContains",
+    "FileContainsCheck",
+    "FileExistsCheck",
+    "FileMatches",
+    "FileMatchesCheck",
+    "Http",
+    "HttpCheck",
+    "ImportTool",
+    "JsonSchema",
+    "JsonSchemaCheck",
+    "PythonCheck",
+    "RunCheck",
+    "Sql",
+    "SqlCheck",
+    "TaskSpec",
+    "TaskSpecError",
+    "ToolRef",
+    "load_task",
+    "validate_task",
+]
+
+BuiltinTool: TypeAlias = Literal[
+    "read_file", "write_file", "list_dir", "run_command", "update_checklist"
+]
+BUILTIN_TOOLS: tuple[BuiltinTool, ...] = get_args(BuiltinTool)
+"""Tools the harness provides by name; a task that lists no tools gets all of them."""
+
+CHECK_KINDS = (
+    "run",
+    "file_exists",
+    "file_contains",
+    "file_matches",
+    "json_schema",
+    "sql",
+    "http",
+    "python",
+)
+"""The key that names each built-in check kind in a task file."""
+
+# fmt: off
+SCHEMA_KEYWORDS = frozenset({
+    "type", "enum", "const", "properties", "required", "additionalProperties", "items",
+    "minItems", "maxItems", "uniqueItems", "minLength", "maxLength", "pattern", "minimum",
+    "maximum", "exclusiveMinimum", "exclusiveMaximum", "anyOf", "allOf", "oneOf", "not",
+})
+# fmt: on
+"""JSON Schema keywords `json_schema` checks enforce (a subset: no ``$ref``, no formats)."""
+SCHEMA_ANNOTATIONS = frozenset(
+    ["$schema", "$id", "$comment", "title", "description", "default", "examples"]
+)
+"""Keywords accepted and ignored: they describe a schema without constraining documents."""
+
+
+def _shaped(pattern: str, expected: str) -> AfterValidator:
+    def check(value: str) -> str:
+        if not re.fullmatch(pattern, value):
+            raise ValueError(f"expected {expected}, got {value!r}")
+        return value
+
+    return AfterValidator(check)
+
+
+ImportPath = Annotated[str, _shaped(r"[A-Za-z_][\w.]*:[A-Za-z_]\w*", "'package.module:function'")]
+ModelName = Annotated[str, _shaped(r"[\w.-]+:.+", "'provider:model' or 'script:FILE'")]
+HttpUrl = Annotated[str, _shaped(r"https?://.+", "an http:// or https:// url")]
+
+
+class TaskSpecError(UserError):
+    """A task file or task dict is invalid; the message names the file and the field.
+
+    For example ``task.yaml: checks[1].file_contains.path: field required``.
+    """
+
+    def __init__(self, message: str, *, source: str | None = None, field: str | None = None):
+        where = ": ".join(p for p in (source, field) if p)
+        super().__init__(f"{where}: {message}" if where else message)
+        self.source = source
+        self.field = field
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid", populate_by_name=True)
+
+
+class _Check(_Strict):
+    """Fields every check shares."""
+
+    kind: ClassVar[str]
+    name: str = ""
+    """A stable name for reports and certificates; derived from the check when empty."""
+    timeout: float | None = Field(default=None, gt=0)
+    """Seconds before the check fails as timed out; the runner's default when unset."""
+
+    def _derived_name(self) -> str:
+        raise NotImplementedError
+
+    @model_validator(mode="after")
+    def _fill_name(self) -> _Check:
+        if not self.name:
+            # Frozen model: bypass the guard once, while the instance is being built.
+            object.__setattr__(self, "name", self._derived_name())
+        return self
+
+
+class RunCheck(_Check):
+    """Run a command (no shell) in the workdir; passes on exit code 0."""
+
+    kind: ClassVar[str] = "run"
+    run: str | list[str]
+    """A command line (split like a POSIX shell, but never run by one) or an argv list."""
+
+    @field_validator("run")
+    @classmethod
+    def _parses(cls, value: str | list[str]) -> str | list[str]:
+        argv = shlex.split(value) if isinstance(value, str) else value
+        if not argv:
+            raise ValueError("the command is empty")
+        return value
+
+    @property
+    def argv(self) -> list[str]:
+        """The command as an argument vector."""
+        return shlex.split(self.run) if isinstance(self.run, str) else list(self.run)
+
+    def _derived_name(self) -> str:
+        return f"run: {self.run if isinstance(self.run, str) else shlex.join(self.run)}"
+
+
+class FileExistsCheck(_Check):
+    """Passes when the path (file or directory) exists inside the workdir."""
+
+    kind: ClassVar[str] = "file_exists"
+    file_exists: str = Field(min_length=1)
+
+    def _derived_name(self) -> str:
+        return f"file_exists: {self.file_exists}"
+
+
+class FileContains(_Strict):
+    """Arguments of a `FileContainsCheck`."""
+
+    path: str = Field(min_length=1)
+    text: str = Field(min_length=1)
+    """Literal text the file must contain."""
+
+
+class FileContainsCheck(_Check):
+    """Passes when the file contains the text."""
+
+    kind: ClassVar[str] = "file_contains"
+    file_contains: FileContains
+
+    def _derived_name(self) -> str:
+        return f"file_contains: {self.file_contains.path} has {self.file_contains.text!r}"
+
+
+class FileMatches(_Strict):
+    """Arguments of a `FileMatchesCheck`."""
+
+    path: str = Field(min_length=1)
+    regex: str = Field(min_length=1)
+    """A Python regular expression, searched in multiline mode."""
+
+    @field_validator("regex")
+    @classmethod
+    def _compiles(cls, value: str) -> str:
+        try:
+            re.compile(value)
+        except re.error as exc:
+            raise ValueError(f"invalid regular expression: {exc}") from None
+        return value
+
+
+class FileMatchesCheck(_Check):
+    """Passes when the regex matches somewhere in the file."""
+
+    kind: ClassVar[str] = "file_matches"
+    file_matches: FileMatches
+
+    def _derived_name(self) -> str:
+        return f"file_matches: {self.file_matches.path} ~ {self.file_matches.regex!r}"
+
+
+class JsonSchema(_Strict):
+    """Arguments of a `JsonSchemaCheck`."""
+
+    path: str = Field(min_length=1)
+    schema_: dict[str, Any] = Field(alias="schema")
+    """An inline schema using only `SCHEMA_KEYWORDS` (and annotations)."""
+
+    @field_validator("schema_")
+    @classmethod
+    def _supported(cls, value: dict[str, Any]) -> dict[str, Any]:
+        _check_schema(value, "")
+        return value
+
+
+class JsonSchemaCheck(_Check):
+    """Passes when the file is JSON that matches the schema."""
+
+    kind: ClassVar[str] = "json_schema"
+    json_schema: JsonSchema
+
+    def _derived_name(self) -> str:
+        return f"json_schema: {self.json_schema.path}"
+
+
+class Sql(_Strict):
+    """Arguments of a `SqlCheck`."""
+
+    url: str = Field(min_length=1)
+    """A SQLAlchemy URL; a relative sqlite path resolves against the workdir."""
+    query: str = Field(min_length=1)
+
+
+class SqlCheck(_Check):
+    """Passes when the query returns at least one row."""
+
+    kind: ClassVar[str] = "sql"
+    sql: Sql
+
+    def _derived_name(self) -> str:
+        return f"sql: {self.sql.query}"
+
+
+class Http(_Strict):
+    """Arguments of an `HttpCheck`."""
+
+    url: HttpUrl
+    status: int = Field(default=200, ge=100, le=599)
+    """The expected status of a GET (redirects are followed)."""
+
+
+class HttpCheck(_Check):
+    """Passes when a GET of the url answers with the expected status."""
+
+    kind: ClassVar[str] = "http"
+    http: Http
+
+    def _derived_name(self) -> str:
+        return f"http: {self.http.url}"
+
+
+class PythonCheck(_Check):
+    """Calls ``module:function(workdir)``, which returns a bool or ``(bool, detail)``."""
+
+    kind: ClassVar[str] = "python"
+    python: ImportPath
+
+    def _derived_name(self) -> str:
+        return f"python: {self.python}"
+
+
+def _check_tag(value: Any) -> str | None:
+    if isinstance(value, _Check):
+        return f"check:{value.kind}"
+    found = [k for k in CHECK_KINDS if k in value] if isinstance(value, dict) else []
+    return f"check:{found[0]}" if len(found) == 1 else None
+
+
+CheckSpec: TypeAlias = Annotated[
+    Annotated[RunCheck, Tag("check:run")]
+    | Annotated[FileExistsCheck, Tag("check:file_exists")]
+    | Annotated[FileContainsCheck, Tag("check:file_contains")]
+    | Annotated[FileMatchesCheck, Tag("check:file_matches")]
+    | Annotated[JsonSchemaCheck, Tag("check:json_schema")]
+    | Annotated[SqlCheck, Tag("check:sql")]
+    | Annotated[HttpCheck, Tag("check:http")]
+    | Annotated[PythonCheck, Tag("check:python")],
+    Discriminator(
+        _check_tag,
+        custom_error_type="check_kind",
+        custom_error_message=f"a check is a mapping with exactly one of: {', '.join(CHECK_KINDS)}",
+    ),
+]
+"""One acceptance check; the harness runs it against the world, never against model text."""
+
+
+class ImportTool(_Strict):
+    """A user tool imported by path; ``side_effect`` tools get idempotency keys."""
+
+    import_path: ImportPath = Field(validation_alias="import", serialization_alias="import")
+    """``package.module:function``; written ``import:`` in a task file."""
+    side_effect: bool
+    """Whether calling it changes the world (must be said: it decides replay on resume)."""
+    name: str | None = Field(default=None, min_length=1)
+    """The tool name the model sees; the function's name when unset."""
+
+    @property
+    def tool_name(self) -> str:
+        """The name the model calls it by."""
+        return self.name or self.import_path.rpartition(":")[2]
+
+
+ToolRef: TypeAlias = Annotated[
+    Annotated[BuiltinTool, Tag("tool:builtin")] | Annotated[ImportTool, Tag("tool:import")],
+    Discriminator(lambda v: "tool:builtin" if isinstance(v, str) else "tool:import"),
+]
+"""A built-in tool by name, or a user tool by import path."""
+
+_TAGS = {f"check:{k}" for k in CHECK_KINDS} | {"tool:builtin", "tool:import"}
+
+
+class TaskSpec(_Strict):
+    """One task: the prompt, how its completion is decided, and what the agent may use."""
+
+    id: str = Field(min_length=1)
+    """Stable task id; it prefixes idempotency keys and names certificates."""
+    prompt: str = Field(min_length=1)
+    """The first user message."""
+    system: str | None = None
+    """An optional system prompt."""
+    checklist: list[str] = Field(default_factory=list)
+    """Item names the model ticks with ``update_checklist``; open items block completion."""
+    completion_condition: str = ""
+    """Stated up front and given to the verifier."""
+    checks: list[CheckSpec] = Field(default_factory=list)
+    """Acceptance checks the harness runs at each text-only end of turn."""
+    verifier: ModelName | None = None
+    """A separate model (``provider:name`` or ``script:FILE``); no verifier gate when unset."""
+    max_continuations: int = Field(default=3, ge=0)
+    """Automatic continuations before the task is escalated to a human."""
+    max_steps: int = Field(default=50, ge=1)
+    """Model calls allowed in the whole run."""
+    tools: list[ToolRef] = Field(default_factory=lambda: list[ToolRef](BUILTIN_TOOLS))
+    """Tools the agent may call; all built-ins when unset."""
+    workdir: str | None = None
+    """The directory tools and checks are confined to; the current directory when unset."""
+    type: str | None = None
+    """A task type for telemetry (stop reasons are broken out by it)."""
+    model: ModelName | None = None
+    """The agent model (``provider:name`` or ``script:FILE``) unless the caller overrides it."""
+
+    @field_validator("checklist")
+    @classmethod
+    def _items(cls, items: list[str]) -> list[str]:
+        for i, item in enumerate(items):
+            if not item.strip():
+                raise ValueError(f"item {i} is empty")
+            if item in items[:i]:
+                raise ValueError(f"duplicate item {item!r}")
+        return items
+
+    @field_validator("checks")
+    @classmethod
+    def _names(cls, checks: list[CheckSpec]) -> list[CheckSpec]:
+        seen: dict[str, int] = {}
+        for i, check in enumerate(checks):
+            if check.name in seen:
+                raise ValueError(
+                    f"checks[{seen[check.name]}] and checks[{i}] are both named {check.name!r}"
+                )
+            seen[check.name] = i
+        return checks
+
+    @field_validator("tools")
+    @classmethod
+    def _tool_names(cls, tools: list[ToolRef]) -> list[ToolRef]:
+        names = [t if isinstance(t, str) else t.tool_name for t in tools]
+        for i, name in enumerate(names):
+            if name in names[:i]:
+                raise ValueError(f"tools[{i}]: duplicate tool name {name!r}")
+        return tools
+
+
+def load_task(path: str | Path) -> TaskSpec:
+    """Read a task from a YAML or JSON file.
+
+    A relative ``workdir`` (and a relative ``script:FILE`` model or verifier) resolves against
+    the task file's folder. Any problem raises `TaskSpecError` naming the file and the field.
+    """
+    source = str(path)
+    file = Path(path)
+    try:
+        text = file.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise TaskSpecError(
+            f"cannot read the task file: {exc.strerror or exc}", source=source
+        ) from None
+    try:
+        data = json.loads(text) if file.suffix == ".json" else yaml.safe_load(text)
+    except (json.JSONDecodeError, yaml.YAMLError) as exc:
+        kind = "JSON" if file.suffix == ".json" else "YAML"
+        raise TaskSpecError(f"not valid {kind}: {_one_line(exc)}", source=source) from None
+    if not isinstance(data, dict):
+        raise TaskSpecError(f"expected a mapping, got {type(data).__name__}", source=source)
+    spec = validate_task(data, source=source)
+    base = file.resolve().parent
+    update: dict[str, str] = {}
+    if spec.workdir is not None:
+        update["workdir"] = str(base / spec.workdir)
+    for field in ("model", "verifier"):
+        value = getattr(spec, field)
+        if isinstance(value, str) and value.startswith("script:"):
+            update[field] = f"script:{base / value.removeprefix('script:')}"
+    return spec.model_copy(update=update) if update else spec
+
+
+def validate_task(data: Any, *, source: str | None = None) -> TaskSpec:
+    """`TaskSpec.model_validate`, raising `TaskSpecError` with a one-line, located message."""
+    try:
+        return TaskSpec.model_validate(data)
+    except ValidationError as exc:
+        errors = exc.errors(include_url=False)
+        first = errors[0]
+        msg = str(first["ctx"]["error"]) if first["type"] == "value_error" else first["msg"]
+        msg = msg[:1].lower() + msg[1:]
+        if len(errors) > 1:
+            msg += f" (and {len(errors) - 1} more)"
+        raise TaskSpecError(msg, source=source, field=_format_loc(first["loc"])) from None
+
+
+def _format_loc(loc: tuple[int | str, ...]) -> str:
+    out = ""
+    for part in loc:
+        if isinstance(part, int):
+            out += f"[{part}]"
+        elif part not in _TAGS:
+            out += f".{part}" if out else part
+    return out
+
+
+def _one_line(exc: Exception) -> str:
+    return " ".join(str(exc).split())
+
+
+def _check_schema(schema: Any, where: str) -> None:
+    """Reject keywords `json_schema` checks would otherwise silently skip."""
+    if isinstance(schema, bool):
+        return
+    if not isinstance(schema, dict):
+        raise ValueError(f"{where or 'the schema'} must be an object")
+    for key, sub in schema.items():
+        at = f"{where}.{key}" if where else key
+        if key in SCHEMA_ANNOTATIONS:
+            continue
+        if key not in SCHEMA_KEYWORDS:
+            raise ValueError(f"unsupported JSON Schema keyword {key!r} at {at}")
+        if key in ("properties",) and isinstance(sub, dict):
+            for prop, prop_schema in sub.items():
+                _check_schema(prop_schema, f"{at}.{prop}")
+        elif key in ("items", "not") or (key == "additionalProperties" and isinstance(sub, dict)):
+            _check_schema(sub, at)
+        elif key in ("anyOf", "allOf", "oneOf"):
+            if not isinstance(sub, list) or not sub:
+                raise ValueError(f"{at} must be a non-empty list of schemas")
+            for i, item in enumerate(sub):
+                _check_schema(item, f"{at}[{i}]")
