@@ -1190,14 +1190,20 @@ def test_provider_ids_and_item_ids_round_trip() -> None:
             reasoning("why", encrypted="enc"),
             message(
                 text("a", annotations=[{"type": "url_citation", "url": "https://x"}]),
+                refusal("but not that"),
                 phase="final_answer",
             ),
             function_call("f", "{}", "call_z"),
         )
     )
-    again = WIRE.parse_response(json.loads(WIRE.render_response(parsed).body))
+    rendered = json.loads(WIRE.render_response(parsed).body)
+    assert [i["id"] for i in rendered["output"]] == ["rs_68af1c2e9d2c81a0", MSG, "fc_call_z"]
+    again = WIRE.parse_response(rendered)
     assert again.message == parsed.message
     assert again.response_id == RID
+    sent = WIRE.render_request(ModelRequest(model="m", messages=(parsed.message,)))["input"]
+    assert [i.get("id") for i in sent] == ["rs_68af1c2e9d2c81a0", MSG, "fc_call_z"]
+    assert sent[1]["phase"] == "final_answer"
 
 
 def test_classify_reads_this_api_by_name() -> None:

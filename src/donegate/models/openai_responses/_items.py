@@ -158,15 +158,13 @@ def _message(item: dict[str, Any], path: str, parts: list[Part]) -> None:
             text = c.get("text")
             if not isinstance(text, str):
                 fail("output_text needs a string text", f"{path}.content[{j}].text")
-            details: dict[str, Any] | None = None
-            if item_id or phase:
-                details = {"item_id": item_id} if item_id else {}
-                if isinstance(phase, str):
-                    details["phase"] = phase
+            details: dict[str, Any] = {"item_id": item_id} if item_id else {}
+            if isinstance(phase, str):
+                details["phase"] = phase  # codex models want it sent back
             notes = c.get("annotations")
             if isinstance(notes, list) and notes:
-                details = {**(details or {}), "annotations": notes}
-            parts.append(TextPart(text=text, provider_details=details))
+                details["annotations"] = notes
+            parts.append(TextPart(text=text, provider_details=details or None))
         elif ctype == "refusal":
             refusal = c.get("refusal")
             if not isinstance(refusal, str):
@@ -269,8 +267,11 @@ def render_items(
     previous: Part | None = None
     for part in parts:
         if isinstance(part, TextPart | RefusalPart):
-            details = part.provider_details if isinstance(part, TextPart) else None
-            key = details.get("item_id") if details else None
+            if isinstance(part, TextPart):
+                details = part.provider_details
+                key = details.get("item_id") if details else None
+            else:  # a refusal has no id of its own: it stays in the message it came in
+                details, key = None, message_key
             if message is None or key != message_key:
                 message, message_key = _message_item(details, ids), key
                 items.append(message)

@@ -169,13 +169,12 @@ def parse_request(body: Mapping[str, Any]) -> ModelRequest:
                 _parse_input(item, f"input[{i}]", out)
     elif raw is not None:
         fail(f"expected a string or a list, got {type(raw).__name__}", "input")
-    s = body  # short name for the settings below
-    choice = s.get("tool_choice")
+    choice = body.get("tool_choice")
     if isinstance(choice, Mapping):
         choice = choice.get("name")
-    max_tokens = s.get("max_output_tokens")
+    max_tokens = body.get("max_output_tokens")
     return ModelRequest(
-        model=str(s.get("model", "")),
+        model=str(body.get("model", "")),
         messages=tuple(Message(role=r, parts=tuple(p)) for r, p in out.messages),
         tools=tuple(
             ToolSpec(
@@ -184,18 +183,18 @@ def parse_request(body: Mapping[str, Any]) -> ModelRequest:
                 parameters=t.get("parameters") or {"type": "object", "properties": {}},
                 strict=bool(t.get("strict", False)),
             )
-            for t in s.get("tools") or ()
+            for t in body.get("tools") or ()
             if isinstance(t, Mapping) and t.get("type") == "function"
         ),
         settings=ModelSettings(
             max_tokens=max_tokens if isinstance(max_tokens, int) else None,
-            temperature=s.get("temperature"),
-            top_p=s.get("top_p"),
+            temperature=body.get("temperature"),
+            top_p=body.get("top_p"),
             tool_choice=choice if isinstance(choice, str) else None,
-            parallel_tool_calls=s.get("parallel_tool_calls"),
-            extra_body={k: v for k, v in s.items() if k not in _KNOWN},
+            parallel_tool_calls=body.get("parallel_tool_calls"),
+            extra_body={k: v for k, v in body.items() if k not in _KNOWN},
         ),
-        stream=s.get("stream") is True,
+        stream=body.get("stream") is True,
     )
 
 
