@@ -18,6 +18,8 @@ from donegate.models.base import ToolSpec
 
 __all__ = ["FinishTool", "as_finish_tool"]
 
+DESCRIPTION = "Submit the final answer. Call this once, when the task is finished."
+
 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class FinishTool:
@@ -27,7 +29,7 @@ class FinishTool:
     """JSON Schema of the answer."""
     name: str = "submit_answer"
     """The tool name the model calls."""
-    description: str = "Submit the final answer. Call this once, when the task is finished."
+    description: str = DESCRIPTION
     """What the model is told about it."""
     model: type[pydantic.BaseModel] | None = None
     """When given, validates and builds the output (a model instance)."""
@@ -65,7 +67,7 @@ def as_finish_tool(value: Any, *, name: str = "submit_answer") -> FinishTool | N
     if isinstance(value, type) and issubclass(value, pydantic.BaseModel):
         schema = value.model_json_schema()
         schema.pop("title", None)
-        description = (value.__doc__ or "").strip() or FinishTool.description
+        description = (value.__doc__ or "").strip() or DESCRIPTION
         return FinishTool(schema=schema, name=name, model=value, description=description)
     if isinstance(value, Mapping):
         try:

@@ -163,31 +163,40 @@ class Gate(Protocol):
 # -- actions the algorithm yields --------------------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, kw_only=True, slots=True)
 class CallModel:
     """Call `model` with `request`; send back the classified `Turn`."""
 
     model: Model
+    """The model to call (the fallback after a refusal)."""
     request: ModelRequest
+    """The request."""
     step: int
+    """1-based model-call number."""
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, kw_only=True, slots=True)
 class RunTools:
     """Run these calls (concurrently when several); send back `ToolCallRecord`s in call order."""
 
     step: int
+    """The model call that asked."""
     calls: tuple[tuple[ToolCall, Tool | None, str | None], ...]
+    """Each call with its tool (None if unknown) and idempotency key (side effects only)."""
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, kw_only=True, slots=True)
 class Judge:
     """Ask the gate about a claim; send back a `Verdict`."""
 
     gate: Gate
+    """The gate."""
     claim: Turn
+    """The turn that claims completion."""
     transcript: tuple[Message, ...]
+    """The conversation so far, the claim included."""
     output: Any
+    """The finish tool's validated output, if a finish tool made the claim."""
 
 
 Action: TypeAlias = CallModel | RunTools | Judge
@@ -209,9 +218,7 @@ class LoopConfig:
     sink: EventSink | None = None
 
 
-def agent_loop(
-    config: LoopConfig, transcript: list[Message]
-) -> Generator[Action, Any, RunResult]:
+def agent_loop(config: LoopConfig, transcript: list[Message]) -> Generator[Action, Any, RunResult]:
     """Run the agent loop over `transcript` (mutated in place as the conversation grows).
 
     1. Guards, before every call: `max_steps` counts model calls; `budget_tokens` the usage.
@@ -295,7 +302,7 @@ def agent_loop(
             model=model.name, messages=tuple(transcript), tools=tool_specs, settings=settings
         )
         started = time.perf_counter()
-        turn: Turn = yield CallModel(model, request, calls)
+        turn: Turn = yield CallModel(model=model, request=request, step=calls)
         turns.append(turn)
         usage = usage + turn.usage
         if config.sink is not None:
@@ -329,7 +336,9 @@ def agent_loop(
                         ToolCallRecord(step=calls, call=finish_call, result=accepted, executed=True)
                     )
                     results = [accepted, *unanswered(calls, others, "not run: the run finished")]
-                    emit_appended(calls, turn.message, Message.tool_results(_in_order(batch, results)))
+                    emit_appended(
+                        calls, turn.message, Message.tool_results(_in_order(batch, results))
+                    )
                     verdict = yield from _judge(config, turn, transcript, output)
                     if verdict is None or verdict.action == "accept":
                         return end(Status.COMPLETE, "finish tool called", output=output)
@@ -346,16 +355,15 @@ def agent_loop(
                         f"{problem}",
                     )
                 bad = error_result(finish_call, f"invalid answer: {problem}. Call it again.")
-                records.append(ToolCallRecord(step=calls, call=finish_call, result=bad, executed=False))
-                batch = tuple(others)
-                if not batch:
-                    emit_appended(calls, turn.message, Message.tool_results([bad]))
-                    continue
-                done = yield from _run_batch(config, calls, batch, records)
+                records.append(
+                    ToolCallRecord(step=calls, call=finish_call, result=bad, executed=False)
+                )
+                if calls >= config.max_steps:
+                    done = unanswered(calls, others, "not run: the step limit was reached")
+                else:
+                    done = yield from _run_batch(config, calls, others, records)
                 emit_appended(
-                    calls,
-                    turn.message,
-                    Message.tool_results(_in_order(turn.tool_calls, [bad, *done])),
+                    calls, turn.message, Message.tool_results(_in_order(batch, [bad, *done]))
                 )
                 continue
             if calls >= config.max_steps:
@@ -419,9 +427,7 @@ def agent_loop(
         if ending is Ending.PAUSED:
             retries["paused"] += 1
             if retries["paused"] > policies.pause_retries:
-                return end(
-                    Status.MAX_STEPS, f"paused turn resent {policies.pause_retries} times"
-                )
+                return end(Status.MAX_STEPS, f"paused turn resent {policies.pause_retries} times")
             emit_appended(calls, turn.message)
             continue
 
@@ -443,7 +449,9 @@ def _judge(
 ) -> Generator[Action, Any, Verdict | None]:
     if config.gate is None:
         return None
-    verdict: Verdict = yield Judge(config.gate, claim, tuple(transcript), output)
+    verdict: Verdict = yield Judge(
+        gate=config.gate, claim=claim, transcript=tuple(transcript), output=output
+    )
     return verdict
 
 
@@ -463,7 +471,7 @@ def _run_batch(
         )
         for i, call in enumerate(batch)
     )
-    done: list[ToolCallRecord] = yield RunTools(step, planned)
+    done: list[ToolCallRecord] = yield RunTools(step=step, calls=planned)
     records.extend(done)
     if config.sink is not None:
         for r in done:

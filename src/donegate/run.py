@@ -89,7 +89,9 @@ def _execute_sync(planned: Planned, ledger: EffectLedger | None, step: int) -> T
     call, tool, key = planned
     if tool is None:
         return ToolCallRecord(
-            step=step, call=call, result=error_result(call, f"unknown tool {call.name!r}"),
+            step=step,
+            call=call,
+            result=error_result(call, f"unknown tool {call.name!r}"),
             executed=False,
         )
     if key is not None and ledger is not None:
@@ -228,9 +230,18 @@ def run(
     ``submit_answer``. The result's `status` is ``complete`` only for a real, non-empty finish.
     """
     config = _config(
-        model=model, model_name=model_name, tools=tools, max_steps=max_steps, settings=settings,
-        finish_tool=finish_tool, finish_tool_name=finish_tool_name, policies=policies,
-        budget_tokens=budget_tokens, run_id=run_id, gate=gate, events=events,
+        model=model,
+        model_name=model_name,
+        tools=tools,
+        max_steps=max_steps,
+        settings=settings,
+        finish_tool=finish_tool,
+        finish_tool_name=finish_tool_name,
+        policies=policies,
+        budget_tokens=budget_tokens,
+        run_id=run_id,
+        gate=gate,
+        events=events,
     )
     return drive_sync(agent_loop(config, _transcript(prompt, system)), ledger)
 
@@ -255,9 +266,18 @@ async def arun(
 ) -> RunResult:
     """The async `run`: parallel tool calls run concurrently."""
     config = _config(
-        model=model, model_name=model_name, tools=tools, max_steps=max_steps, settings=settings,
-        finish_tool=finish_tool, finish_tool_name=finish_tool_name, policies=policies,
-        budget_tokens=budget_tokens, run_id=run_id, gate=gate, events=events,
+        model=model,
+        model_name=model_name,
+        tools=tools,
+        max_steps=max_steps,
+        settings=settings,
+        finish_tool=finish_tool,
+        finish_tool_name=finish_tool_name,
+        policies=policies,
+        budget_tokens=budget_tokens,
+        run_id=run_id,
+        gate=gate,
+        events=events,
     )
     return await drive_async(agent_loop(config, _transcript(prompt, system)), ledger)
 
@@ -285,11 +305,24 @@ async def stream(
     The `RunEnded` result equals what `arun` returns for the same script.
     """
     queue: asyncio.Queue[Event | None] = asyncio.Queue()
-    sink = fan_out(queue.put_nowait, events)
+
+    def enqueue(event: Event) -> None:
+        queue.put_nowait(event)
+
+    sink = fan_out(enqueue, events)
     config = _config(
-        model=model, model_name=model_name, tools=tools, max_steps=max_steps, settings=settings,
-        finish_tool=finish_tool, finish_tool_name=finish_tool_name, policies=policies,
-        budget_tokens=budget_tokens, run_id=run_id, gate=gate, events=sink,
+        model=model,
+        model_name=model_name,
+        tools=tools,
+        max_steps=max_steps,
+        settings=settings,
+        finish_tool=finish_tool,
+        finish_tool_name=finish_tool_name,
+        policies=policies,
+        budget_tokens=budget_tokens,
+        run_id=run_id,
+        gate=gate,
+        events=sink,
     )
     task = asyncio.ensure_future(
         drive_async(

@@ -12,7 +12,7 @@ import inspect
 import json
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Protocol, cast, get_type_hints, overload
+from typing import Any, Protocol, get_type_hints, overload
 
 import pydantic
 
@@ -31,7 +31,7 @@ __all__ = [
 ]
 
 IDEMPOTENCY_KEY = "idempotency_key"
-"""A tool parameter of this name receives the call's idempotency key and is hidden from the model."""
+"""A tool parameter of this name gets the call's idempotency key; the model never sees it."""
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -202,7 +202,7 @@ def as_tool(value: Tool | Callable[..., Any]) -> Tool:
     if isinstance(value, Tool):
         return value
     if callable(value):
-        return Tool.from_function(cast(Callable[..., Any], value))
+        return Tool.from_function(value)
     raise TypeError(f"not a tool or a function: {value!r}")
 
 

@@ -70,7 +70,9 @@ def iter_sse(text: str) -> Iterator[tuple[str | None, str]]:
         yield event
 
 
-def accumulate(acc: StreamAccumulator, events: Iterable[tuple[str | None, str]]) -> StreamAccumulator:
+def accumulate(
+    acc: StreamAccumulator, events: Iterable[tuple[str | None, str]]
+) -> StreamAccumulator:
     """Feed every event to `acc` and return it."""
     for event, data in events:
         acc.feed(event, data)

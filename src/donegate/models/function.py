@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 import inspect
 from collections.abc import AsyncIterator, Awaitable, Callable
-from typing import cast
 
 from donegate.messages import Turn
 from donegate.models.base import ModelRequest
@@ -42,7 +41,7 @@ class FunctionModel:
         value = self.function(request)
         if inspect.isawaitable(value):
             return await value
-        return cast(Turn, value)
+        return value
 
     async def astream(self, request: ModelRequest) -> AsyncIterator[str | Turn]:
         """The text in one piece, then the turn."""

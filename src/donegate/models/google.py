@@ -58,7 +58,10 @@ class GeminiModel:
             body = getattr(exc, "details", None)
             return self._wire.parse_error(code, body)
         return error_turn(
-            api=self.api, ending=Ending.ERROR, status=None, type_=type(exc).__name__,
+            api=self.api,
+            ending=Ending.ERROR,
+            status=None,
+            type_=type(exc).__name__,
             message=str(exc),
         )
 

@@ -15,7 +15,11 @@ _PROVIDERS: dict[str, tuple[str, str, str, str, str]] = {
     "openai": ("donegate.models.sdk", "OpenAIChatModel", "openai", "OpenAI", "openai"),
     "openai-chat": ("donegate.models.sdk", "OpenAIChatModel", "openai", "OpenAI", "openai"),
     "openai-responses": (
-        "donegate.models.sdk", "OpenAIResponsesModel", "openai", "OpenAI", "openai",
+        "donegate.models.sdk",
+        "OpenAIResponsesModel",
+        "openai",
+        "OpenAI",
+        "openai",
     ),
     "anthropic": ("donegate.models.sdk", "AnthropicModel", "anthropic", "Anthropic", "anthropic"),
     "google": ("donegate.models.google", "GeminiModel", "google.genai", "Client", "gemini"),
@@ -55,9 +59,9 @@ def infer_model(model: Model | str | Any, *, model_name: str | None = None) -> M
             raise MissingExtra(sdk, extra) from None
         return _model_class(provider)(client, name)  # type: ignore[no-any-return]
     package = type(model).__module__.split(".")[0]
-    provider = _CLIENT_PACKAGES.get(package)
-    if provider is None:
+    client_provider = _CLIENT_PACKAGES.get(package)
+    if client_provider is None:
         raise UserError(f"cannot use {type(model).__name__} as a model")
     if not model_name:
         raise UserError(f"model_name is required with a {type(model).__name__} client")
-    return _model_class(provider)(model, model_name)  # type: ignore[no-any-return]
+    return _model_class(client_provider)(model, model_name)  # type: ignore[no-any-return]

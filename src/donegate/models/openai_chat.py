@@ -396,7 +396,8 @@ class _ChatStream:
         return ""
 
     def _call_delta(self, raw: Mapping[str, Any], position: int) -> None:
-        index = raw.get("index") if isinstance(raw.get("index"), int) else position
+        given = raw.get("index")
+        index = given if isinstance(given, int) else position
         slot = self.calls.setdefault(index, {"id": None, "name": "", "args": []})
         if isinstance(raw.get("id"), str) and raw["id"]:
             slot["id"] = raw["id"]
@@ -564,9 +565,7 @@ def _render_chunks(turn: Turn, rid: str, model: str, created: int) -> str:
             head["function"] = {"name": call.name, "arguments": ""}
         out.append(chunk({"tool_calls": [{"index": i, **head}]}))
         for piece in common.pieces(call.arguments_raw, size=24):
-            out.append(
-                chunk({"tool_calls": [{"index": i, "function": {"arguments": piece}}]})
-            )
+            out.append(chunk({"tool_calls": [{"index": i, "function": {"arguments": piece}}]}))
     if turn.ending is Ending.ERROR:
         message = turn.detail or "The server had an error while processing your request."
         error = {"error": {"message": message, "type": "server_error", "param": None, "code": None}}

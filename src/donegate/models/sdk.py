@@ -71,9 +71,7 @@ class StainlessModel:
                 body: Any = response.json()
             except ValueError:
                 body = response.text
-            return self._wire.parse_error(
-                status, body, retry_after=_retry_after(response.headers)
-            )
+            return self._wire.parse_error(status, body, retry_after=_retry_after(response.headers))
         return error_turn(
             api=self.api,
             ending=Ending.ERROR,
