@@ -1,0 +1,304 @@
+"""The strict script player: a `Model` that answers with scripted turns, and fails loudly.
+
+Two ways to use one player:
+
+* **direct**: pass it as the model; each request gets the next `Turn` as it is.
+* **over HTTP**: `handler(api)` is a function for ``httpx2.MockTransport`` that reads the request
+  body with the wire format's `parse_request` and answers with its `render_response`, so the
+  official SDK client and donegate's adapter parse real provider bytes (`sdk_client` wires one).
+
+Either way it records every request, raises `ScriptExhausted` ("model called N times but script
+has M turns") on a call past the end, and `assert_exhausted` fails when turns were left unplayed.
+Retryable HTTP errors (408, 409, 429, 5xx) are retried by the player itself in direct mode, as
+often as the SDKs retry over HTTP, so both paths count the same model calls.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import os
+import threading
+from collections.abc import AsyncIterator, Callable, Iterable, Iterator
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any
+
+from donegate.errors import (
+    DonegateError,
+    MissingExtra,
+    ScriptExhausted,
+    UnsupportedTurn,
+    UserError,
+    WireFormatError,
+)
+from donegate.messages import Turn
+from donegate.models.base import ModelRequest, WireResponse
+from donegate.models.registry import wire_format
+from donegate.testing.script import Script, describe_turn, load_script
+
+if TYPE_CHECKING:
+    import httpx2
+
+__all__ = ["BASE_URL", "SDK_APIS", "ScriptedModel", "is_retryable", "sdk_client"]
+
+BASE_URL = "http://donegate.test"
+"""The host SDK clients made by `sdk_client` talk to (never resolved: the transport answers)."""
+
+SDK_APIS = ("openai-chat", "openai-responses", "anthropic-messages", "gemini")
+"""The wire formats `sdk_client` can build an official client for."""
+
+
+def is_retryable(status: int | None) -> bool:
+    """True for the statuses the official SDKs retry: 408, 409, 429 and every 5xx."""
+    return status is not None and (status in (408, 409, 429) or status >= 500)
+
+
+class ScriptedModel:
+    """A `Model` that plays a script's turns in order and records what it was asked."""
+
+    def __init__(
+        self,
+        turns_or_script: Script | Iterable[Turn] | str | os.PathLike[str],
+        *,
+        name: str = "script",
+        max_retries: int = 2,
+    ) -> None:
+        if isinstance(turns_or_script, str | os.PathLike):
+            turns_or_script = load_script(turns_or_script)
+        self.script: Script | None = None
+        """The script played, when the player was built from one."""
+        if isinstance(turns_or_script, Script):
+            self.script = turns_or_script
+            self.turns: tuple[Turn, ...] = turns_or_script.turns
+        else:
+            self.turns = tuple(turns_or_script)
+        self.max_retries = max_retries
+        """Retries of a retryable HTTP error in direct mode (the SDKs' default is 2)."""
+        self.requests: list[ModelRequest] = []
+        """Every request received, in order (retries and extra calls included)."""
+        self.bodies: list[dict[str, Any]] = []
+        """Every raw JSON request body received over HTTP, in order."""
+        self.errors: list[DonegateError] = []
+        """Problems met while answering (extra calls, turns a wire format cannot express)."""
+        self._name = name
+        self._lock = threading.Lock()
+
+    @property
+    def name(self) -> str:
+        """The model name events and telemetry show."""
+        return self._name
+
+    @property
+    def source(self) -> str | None:
+        """The script file, when there is one."""
+        return self.script.source if self.script is not None else None
+
+    @property
+    def calls(self) -> int:
+        """Requests received so far, each retry and each extra call counted."""
+        return len(self.requests)
+
+    @property
+    def unused_turns(self) -> tuple[Turn, ...]:
+        """The turns not played yet."""
+        return self.turns[self.calls :]
+
+    def assert_exhausted(self) -> None:
+        """Fail unless every turn was played and nothing went wrong while answering."""
+        problems = [self._where(None) + str(e) for e in self.errors]
+        unused = self.unused_turns
+        if unused:
+            first = len(self.turns) - len(unused)
+            lines = [
+                f"  turns[{first + i}]: {describe_turn(turn)}" for i, turn in enumerate(unused)
+            ]
+            problems.insert(
+                0,
+                f"{self._where(None)}{len(unused)} unused turn(s): model called {self.calls} "
+                f"times but script has {len(self.turns)} turns\n" + "\n".join(lines),
+            )
+        if problems:
+            raise AssertionError("\n".join(problems))
+
+    # -- direct mode -----------------------------------------------------------------------
+
+    def request(self, request: ModelRequest) -> Turn:
+        """The next turn; retryable HTTP errors are retried like the SDKs would."""
+        attempt = 0
+        while True:
+            _, turn = self._take(request)
+            if (
+                attempt < self.max_retries
+                and turn.error is not None
+                and is_retryable(turn.error.status)
+            ):
+                attempt += 1
+                continue
+            return turn
+
+    async def arequest(self, request: ModelRequest) -> Turn:
+        """`request`, for the async loop."""
+        return self.request(request)
+
+    async def astream(self, request: ModelRequest) -> AsyncIterator[str | Turn]:
+        """The turn's visible text in a few pieces, then the turn."""
+        turn = self.request(request)
+        for piece in _pieces(turn.text):
+            yield piece
+        yield turn
+
+    # -- HTTP mode -------------------------------------------------------------------------
+
+    def handler(self, api: str) -> Callable[[httpx2.Request], httpx2.Response]:
+        """A ``httpx2.MockTransport`` handler answering as the `api` wire format would.
+
+        Raises `UnsupportedTurn` at once when a turn cannot be expressed in `api`.
+        """
+        http = _import("httpx2", "openai")
+        wire = wire_format(api)
+        for index, turn in enumerate(self.turns):
+            for stream in (False, True):
+                try:
+                    wire.render_response(turn, stream=stream)
+                except UnsupportedTurn as exc:
+                    raise UnsupportedTurn(f"{self._where(index)}{exc}") from None
+
+        def respond(response: WireResponse) -> httpx2.Response:
+            headers = {"content-type": response.content_type, **response.headers}
+            return http.Response(  # type: ignore[no-any-return]
+                response.status, headers=headers, content=response.body.encode("utf-8")
+            )
+
+        def fail(status: int, error: DonegateError) -> httpx2.Response:
+            self.errors.append(error)
+            body = {
+                "type": "error",
+                "error": {
+                    "type": "api_error",
+                    "code": status,
+                    "status": "INTERNAL" if status >= 500 else "INVALID_ARGUMENT",
+                    "message": str(error),
+                },
+            }
+            # x-should-retry: the SDKs must not retry a test-kit failure into more calls.
+            return http.Response(  # type: ignore[no-any-return]
+                status, headers={"x-should-retry": "false"}, json=body
+            )
+
+        def handle(http_request: httpx2.Request) -> httpx2.Response:
+            try:
+                body = json.loads(http_request.content or b"{}")
+                if not isinstance(body, dict):
+                    raise WireFormatError(api, "a request body must be a JSON object")
+                request = wire.parse_request(body)
+            except (ValueError, WireFormatError) as exc:
+                return fail(400, UserError(f"{api}: unreadable request body: {exc}"))
+            path = http_request.url.path
+            stream = ":streamGenerateContent" in path or body.get("stream") is True
+            if stream != request.stream or (not request.model and "/models/" in path):
+                # Gemini puts the model and streaming in the URL, not the body.
+                model = request.model or path.rpartition("/models/")[2].partition(":")[0]
+                request = replace(request, model=model, stream=stream)
+            try:
+                index, turn = self._take(request, body=body)
+            except ScriptExhausted as exc:
+                return fail(500, exc)
+            try:
+                rendered = wire.render_response(turn, stream=stream)
+            except UnsupportedTurn as exc:
+                return fail(400, UnsupportedTurn(f"{self._where(index)}{exc}"))
+            if rendered.status >= 400 and (turn.error is None or turn.error.status is None):
+                # A failed response, not an HTTP error the script asked for: the SDKs must not
+                # retry it into the next turn (direct mode does not retry it either).
+                rendered = replace(
+                    rendered, headers={"x-should-retry": "false", **rendered.headers}
+                )
+            return respond(rendered)
+
+        return handle
+
+    # -- internals -------------------------------------------------------------------------
+
+    def _take(
+        self, request: ModelRequest, *, body: dict[str, Any] | None = None
+    ) -> tuple[int, Turn]:
+        """Record one call and pick its turn; past the end, raise (over HTTP, `fail` records)."""
+        with self._lock:
+            self.requests.append(request)
+            if body is not None:
+                self.bodies.append(body)
+            index = len(self.requests) - 1
+            if index < len(self.turns):
+                return index, self.turns[index]
+            exc = ScriptExhausted(len(self.requests), len(self.turns))
+            if body is None:
+                self.errors.append(exc)
+            raise exc
+
+    def _where(self, index: int | None) -> str:
+        prefix = f"{self.source}: " if self.source else ""
+        return prefix if index is None else f"{prefix}turns[{index}]: "
+
+
+def sdk_client(api: str, player: ScriptedModel, *, asynchronous: bool = False) -> Any:
+    """The official SDK client for `api`, wired to `player` through ``httpx2.MockTransport``.
+
+    ``openai-chat``/``openai-responses``: ``openai.OpenAI`` (``AsyncOpenAI``);
+    ``anthropic-messages``: ``anthropic.Anthropic`` (``AsyncAnthropic``); ``gemini``: a
+    ``google.genai.Client`` whose sync surface and ``.aio`` both reach the player. Every client
+    retries as many times as `player.max_retries`, so HTTP and direct replays count alike
+    (Gemini's SDK does not retry unless told: it is told, with no wait between attempts).
+    """
+    if api not in SDK_APIS:
+        raise UserError(f"no SDK client for {api!r}; expected one of: {', '.join(SDK_APIS)}")
+    httpx2 = _import("httpx2", "openai")
+    transport = httpx2.MockTransport(player.handler(api))
+    http = httpx2.AsyncClient(transport=transport) if asynchronous else None
+    http = http or httpx2.Client(transport=transport)
+    if api in ("openai-chat", "openai-responses"):
+        openai = _import("openai", "openai")
+        cls = openai.AsyncOpenAI if asynchronous else openai.OpenAI
+        return cls(
+            api_key="test",
+            base_url=f"{BASE_URL}/v1",
+            http_client=http,
+            max_retries=player.max_retries,
+        )
+    if api == "anthropic-messages":
+        anthropic = _import("anthropic", "anthropic")
+        cls = anthropic.AsyncAnthropic if asynchronous else anthropic.Anthropic
+        return cls(
+            api_key="test", base_url=BASE_URL, http_client=http, max_retries=player.max_retries
+        )
+    genai = _import("google.genai", "gemini")
+    types = _import("google.genai.types", "gemini")
+    retryable = [408, 409, 429, *range(500, 600)]
+    options = types.HttpOptions(
+        base_url=BASE_URL,
+        httpx_client=httpx2.Client(transport=transport),
+        httpx_async_client=httpx2.AsyncClient(transport=transport),
+        retry_options=types.HttpRetryOptions(
+            attempts=player.max_retries + 1,
+            http_status_codes=retryable,
+            initial_delay=0.0,
+            max_delay=0.0,
+            jitter=0.0,
+        ),
+    )
+    return genai.Client(api_key="test", http_options=options)
+
+
+def _import(module: str, extra: str) -> Any:
+    try:
+        return importlib.import_module(module)
+    except ImportError:
+        raise MissingExtra(module, extra) from None
+
+
+def _pieces(text: str, count: int = 3) -> Iterator[str]:
+    """`text` in at most `count` pieces, as a stream would deliver it."""
+    if not text:
+        return
+    size = -(-len(text) // count)
+    for i in range(0, len(text), size):
+        yield text[i : i + size]
