@@ -1,0 +1,347 @@
+"""The run journal: transcript, evidence, checklist, the effects ledger, and a run's end.
+
+Every write here is fenced: it first touches the task row under the writer's lease epoch, inside
+the same transaction, and raises `LeaseLost` if that epoch is no longer current. On PostgreSQL
+the touch also row-locks the task, so a concurrent claim waits or skips it until the write has
+committed; on SQLite the write lock does the same.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from typing import Any
+
+import sqlalchemy as sa
+from sqlalchemy.engine import Connection
+
+from donegate.messages import Message, ToolCall, ToolResult
+from donegate.store._codec import (
+    call_from_json,
+    dumps,
+    loads,
+    message_from_json,
+    message_to_json,
+    part_to_json,
+    result_from_json,
+)
+from donegate.store._db import Database
+from donegate.store._schema import checklists, effects, escalations, events
+from donegate.store._schema import evidence as evidence_t
+from donegate.store._schema import messages as messages_t
+from donegate.store._schema import runs as runs_t
+from donegate.store._schema import tasks as tasks_t
+from donegate.store.base import Evidence, Lease, LeaseLost, Outcome, RunRecord
+
+__all__ = ["JournalMixin", "fence", "put_checklist", "stop_row"]
+
+
+def fence(conn: Connection, lease: Lease, now: float) -> None:
+    """Touch the task under `lease`; `LeaseLost` when the epoch is stale or the task ended."""
+    touched = conn.execute(
+        sa.update(tasks_t)
+        .where(
+            tasks_t.c.id == lease.task_id,
+            tasks_t.c.lease_epoch == lease.epoch,
+            tasks_t.c.status == "running",
+        )
+        .values(heartbeat_at=now)
+    )
+    if touched.rowcount != 1:
+        raise LeaseLost(lease.task_id, lease.epoch)
+
+
+def put_checklist(
+    conn: Connection, task_id: str, items: Sequence[tuple[str, str, str]], now: float
+) -> None:
+    """Upsert checklist items (delete then insert: portable, and inside one transaction)."""
+    if not items:
+        return
+    latest = {item: (status, note) for item, status, note in items}
+    conn.execute(
+        sa.delete(checklists).where(
+            checklists.c.task_id == task_id, checklists.c.item.in_(list(latest))
+        )
+    )
+    conn.execute(
+        sa.insert(checklists),
+        [
+            {"task_id": task_id, "item": i, "status": s, "note": n, "updated_at": now}
+            for i, (s, n) in latest.items()
+        ],
+    )
+
+
+def stop_row(
+    conn: Connection,
+    *,
+    task_id: str,
+    run_id: int | None,
+    task_type: str | None,
+    outcome: Outcome,
+    now: float,
+) -> None:
+    """Insert the stop-reason telemetry row of one run."""
+    open_items = sum(1 for _, status, _ in outcome.checklist if status != "done")
+    conn.execute(
+        sa.insert(events).values(
+            task_id=task_id,
+            run_id=run_id,
+            task_type=task_type,
+            status=outcome.status,
+            ending=outcome.ending,
+            loop_status=outcome.loop_status,
+            open_items=open_items,
+            turns=outcome.model_calls,
+            continuations=outcome.continuations,
+            input_tokens=outcome.input_tokens,
+            output_tokens=outcome.output_tokens,
+            duration_s=outcome.duration_s,
+            at=now,
+        )
+    )
+
+
+class JournalMixin:
+    """The journal half of `SqlStore`."""
+
+    _db: Database
+
+    def append_messages(
+        self,
+        lease: Lease,
+        step: int,
+        messages: Sequence[Message],
+        evidence: Sequence[Evidence] = (),
+        checklist: Sequence[tuple[str, str, str]] = (),
+    ) -> None:
+        now = time.time()
+        with self._db.write() as conn:
+            fence(conn, lease, now)
+            if messages:
+                last = conn.execute(
+                    sa.select(sa.func.max(messages_t.c.seq)).where(
+                        messages_t.c.run_id == lease.run_id
+                    )
+                ).scalar()
+                seq = -1 if last is None else int(last)
+                conn.execute(
+                    sa.insert(messages_t),
+                    [
+                        {
+                            "task_id": lease.task_id,
+                            "run_id": lease.run_id,
+                            "seq": seq + i + 1,
+                            "step": step,
+                            "role": m.role,
+                            "data": dumps(message_to_json(m)),
+                        }
+                        for i, m in enumerate(messages)
+                    ],
+                )
+            if evidence:
+                conn.execute(
+                    sa.insert(evidence_t),
+                    [
+                        {
+                            "task_id": lease.task_id,
+                            "run_id": lease.run_id,
+                            "step": e.step,
+                            "tool": e.call.name,
+                            "call": dumps(part_to_json(e.call)),
+                            "result": dumps(part_to_json(e.result)),
+                            "executed": e.executed,
+                            "idempotency_key": e.idempotency_key,
+                            "duration_s": e.duration_s,
+                            "at": now,
+                        }
+                        for e in evidence
+                    ],
+                )
+            put_checklist(conn, lease.task_id, checklist, now)
+
+    def transcript(self, run_id: int) -> list[Message]:
+        with self._db.read() as conn:
+            rows = conn.execute(
+                sa.select(messages_t.c.data)
+                .where(messages_t.c.run_id == run_id)
+                .order_by(messages_t.c.seq)
+            ).all()
+        return [message_from_json(loads(r.data)) for r in rows]
+
+    def runs(self, task_id: str) -> list[RunRecord]:
+        with self._db.read() as conn:
+            rows = conn.execute(
+                sa.select(runs_t).where(runs_t.c.task_id == task_id).order_by(runs_t.c.id)
+            ).all()
+        return [
+            RunRecord(
+                id=r.id,
+                task_id=r.task_id,
+                attempt=r.attempt,
+                worker_id=r.worker_id,
+                started_at=r.started_at,
+                ended_at=r.ended_at,
+                status=r.status,
+                reason=r.reason,
+                model_calls=r.model_calls,
+                continuations=r.continuations,
+            )
+            for r in rows
+        ]
+
+    def evidence(self, task_id: str) -> list[Evidence]:
+        with self._db.read() as conn:
+            rows = conn.execute(
+                sa.select(evidence_t)
+                .where(evidence_t.c.task_id == task_id)
+                .order_by(evidence_t.c.id)
+            ).all()
+        return [
+            Evidence(
+                step=r.step,
+                call=call_from_json(loads(r.call)),
+                result=result_from_json(loads(r.result)),
+                executed=bool(r.executed),
+                idempotency_key=r.idempotency_key,
+                duration_s=r.duration_s,
+            )
+            for r in rows
+        ]
+
+    def checklist(self, task_id: str) -> list[tuple[str, str, str]]:
+        with self._db.read() as conn:
+            rows = conn.execute(
+                sa.select(checklists.c.item, checklists.c.status, checklists.c.note)
+                .where(checklists.c.task_id == task_id)
+                .order_by(checklists.c.updated_at, checklists.c.item)
+            ).all()
+        return [(r.item, r.status, r.note) for r in rows]
+
+    # -- the effects ledger ----------------------------------------------------------------------
+
+    def effect_lookup(self, key: str) -> ToolResult | None:
+        with self._db.read() as conn:
+            row = conn.execute(
+                sa.select(effects.c.state, effects.c.result).where(effects.c.key == key)
+            ).first()
+        if row is None or row.state != "done" or row.result is None:
+            return None
+        return result_from_json(loads(row.result))
+
+    def effect_begin(self, lease: Lease, key: str, call: ToolCall) -> None:
+        now = time.time()
+        with self._db.write() as conn:
+            fence(conn, lease, now)
+            again = conn.execute(
+                sa.update(effects)
+                .where(effects.c.key == key, effects.c.state == "begun")
+                .values(issues=effects.c.issues + 1, epoch=lease.epoch, begun_at=now)
+            )
+            if again.rowcount == 0:
+                conn.execute(
+                    sa.insert(effects).values(
+                        key=key,
+                        task_id=lease.task_id,
+                        state="begun",
+                        call=dumps(part_to_json(call)),
+                        epoch=lease.epoch,
+                        issues=1,
+                        begun_at=now,
+                    )
+                )
+
+    def effect_record(self, lease: Lease, key: str, result: ToolResult) -> None:
+        now = time.time()
+        with self._db.write() as conn:
+            fence(conn, lease, now)
+            conn.execute(
+                sa.update(effects)
+                .where(effects.c.key == key)
+                .values(state="done", result=dumps(part_to_json(result)), done_at=now)
+            )
+
+    def effects(self, task_id: str) -> list[dict[str, Any]]:
+        with self._db.read() as conn:
+            rows = conn.execute(
+                sa.select(effects).where(effects.c.task_id == task_id).order_by(effects.c.begun_at)
+            ).all()
+        return [
+            {
+                "key": r.key,
+                "state": r.state,
+                "call": loads(r.call),
+                "result": loads(r.result),
+                "issues": r.issues,
+            }
+            for r in rows
+        ]
+
+    # -- the end of a run ----------------------------------------------------------------------
+
+    def finish(self, lease: Lease, outcome: Outcome) -> None:
+        now = time.time()
+        with self._db.write() as conn:
+            fence(conn, lease, now)
+            task_type = conn.execute(
+                sa.select(tasks_t.c.type).where(tasks_t.c.id == lease.task_id)
+            ).scalar()
+            conn.execute(
+                sa.update(tasks_t)
+                .where(tasks_t.c.id == lease.task_id)
+                .values(
+                    status=outcome.status,
+                    reason=outcome.reason,
+                    result=dumps(_summary(outcome)),
+                    lease_owner=None,
+                    lease_expires=None,
+                    finished_at=now,
+                    updated_at=now,
+                )
+            )
+            conn.execute(
+                sa.update(runs_t)
+                .where(runs_t.c.id == lease.run_id)
+                .values(
+                    status=outcome.status,
+                    ending=outcome.ending,
+                    reason=outcome.reason,
+                    ended_at=now,
+                    model_calls=outcome.model_calls,
+                    continuations=outcome.continuations,
+                )
+            )
+            put_checklist(conn, lease.task_id, outcome.checklist, now)
+            if outcome.status == "escalated":
+                conn.execute(
+                    sa.insert(escalations).values(
+                        task_id=lease.task_id,
+                        run_id=lease.run_id,
+                        status="open",
+                        reason=outcome.reason or "escalated",
+                        report=dumps(outcome.report or {}),
+                        report_md=outcome.report_md or f"# {lease.task_id}\n\n{outcome.reason}\n",
+                        created_at=now,
+                    )
+                )
+            stop_row(
+                conn,
+                task_id=lease.task_id,
+                run_id=lease.run_id,
+                task_type=task_type,
+                outcome=outcome,
+                now=now,
+            )
+
+
+def _summary(outcome: Outcome) -> dict[str, Any]:
+    return {
+        "status": outcome.status,
+        "reason": outcome.reason,
+        "ending": outcome.ending,
+        "loop_status": outcome.loop_status,
+        "model_calls": outcome.model_calls,
+        "continuations": outcome.continuations,
+        "duration_s": round(outcome.duration_s, 4),
+        **dict(outcome.summary),
+    }

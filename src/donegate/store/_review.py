@@ -1,0 +1,132 @@
+"""The human queue (escalations) and the telemetry reads (stop rows, counts)."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import sqlalchemy as sa
+
+from donegate.errors import UserError
+from donegate.store._codec import loads
+from donegate.store._db import Database
+from donegate.store._schema import escalations, events, tasks
+from donegate.store.base import Escalation, StopRow
+
+__all__ = ["ReviewMixin"]
+
+
+def _escalation(row: Any) -> Escalation:
+    return Escalation(
+        id=row.id,
+        task_id=row.task_id,
+        status=row.status,
+        reason=row.reason,
+        report=loads(row.report) or {},
+        report_md=row.report_md,
+        created_at=row.created_at,
+        resolved_at=row.resolved_at,
+        note=row.note,
+        instructions=row.instructions,
+    )
+
+
+class ReviewMixin:
+    """The people-facing half of `SqlStore`."""
+
+    _db: Database
+
+    def escalations(self, *, status: str | None = "open") -> list[Escalation]:
+        query = sa.select(escalations).order_by(escalations.c.id)
+        if status is not None:
+            query = query.where(escalations.c.status == status)
+        with self._db.read() as conn:
+            return [_escalation(r) for r in conn.execute(query).all()]
+
+    def escalation(self, escalation_id: int) -> Escalation | None:
+        with self._db.read() as conn:
+            row = conn.execute(
+                sa.select(escalations).where(escalations.c.id == escalation_id)
+            ).first()
+        return None if row is None else _escalation(row)
+
+    def resolve(
+        self,
+        escalation_id: int,
+        *,
+        note: str | None = None,
+        requeue: bool = False,
+        instructions: str | None = None,
+    ) -> Escalation:
+        if instructions and not requeue:
+            raise UserError("--instructions only go with --requeue")
+        now = time.time()
+        with self._db.write() as conn:
+            row = conn.execute(
+                sa.select(escalations).where(escalations.c.id == escalation_id)
+            ).first()
+            if row is None:
+                raise UserError(f"no escalation {escalation_id}")
+            if row.status != "open":
+                raise UserError(f"escalation {escalation_id} is already {row.status}")
+            conn.execute(
+                sa.update(escalations)
+                .where(escalations.c.id == escalation_id)
+                .values(
+                    status="requeued" if requeue else "resolved",
+                    note=note,
+                    instructions=instructions,
+                    resolved_at=now,
+                )
+            )
+            if requeue:
+                task = conn.execute(sa.select(tasks).where(tasks.c.id == row.task_id)).one()
+                if task.status != "escalated":
+                    raise UserError(f"task {row.task_id} is {task.status}, not escalated")
+                extra = "\n\n".join(x for x in (task.instructions, instructions) if x) or None
+                conn.execute(
+                    sa.update(tasks)
+                    .where(tasks.c.id == row.task_id)
+                    .values(
+                        status="pending",
+                        generation=tasks.c.generation + 1,
+                        attempts=0,
+                        instructions=extra,
+                        reason=f"requeued from escalation {escalation_id}",
+                        finished_at=None,
+                        not_before=None,
+                        updated_at=now,
+                    )
+                )
+            updated = conn.execute(
+                sa.select(escalations).where(escalations.c.id == escalation_id)
+            ).one()
+        return _escalation(updated)
+
+    def stop_rows(self, *, since: float) -> list[StopRow]:
+        with self._db.read() as conn:
+            rows = conn.execute(
+                sa.select(events).where(events.c.at >= since).order_by(events.c.at)
+            ).all()
+        return [
+            StopRow(
+                task_id=r.task_id,
+                task_type=r.task_type,
+                status=r.status,
+                ending=r.ending,
+                loop_status=r.loop_status,
+                open_items=r.open_items,
+                turns=r.turns,
+                continuations=r.continuations,
+                duration_s=r.duration_s,
+                at=r.at,
+            )
+            for r in rows
+        ]
+
+    def counts(self) -> dict[str, int]:
+        with self._db.read() as conn:
+            rows = conn.execute(
+                sa.select(tasks.c.status, sa.func.count()).group_by(tasks.c.status)
+            ).all()
+        return {str(status): int(n) for status, n in rows}

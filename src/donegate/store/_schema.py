@@ -1,0 +1,154 @@
+"""The store's tables (SQLAlchemy Core); migrations create them, queries use these objects.
+
+Times are epoch seconds (floats): portable between SQLite and PostgreSQL, cheap to compare in a
+lease predicate. JSON is stored as text the store encodes itself, so both backends hold the same
+bytes. A test compares these tables with what the migrations build.
+"""
+
+from __future__ import annotations
+
+import sqlalchemy as sa
+
+__all__ = [
+    "checklists",
+    "effects",
+    "escalations",
+    "events",
+    "evidence",
+    "messages",
+    "metadata",
+    "runs",
+    "tasks",
+]
+
+metadata = sa.MetaData()
+
+tasks = sa.Table(
+    "tasks",
+    metadata,
+    sa.Column("id", sa.String(200), primary_key=True),
+    sa.Column("type", sa.String(100), nullable=True),
+    sa.Column("status", sa.String(16), nullable=False),
+    sa.Column("spec", sa.Text, nullable=False),
+    sa.Column("generation", sa.Integer, nullable=False, server_default="0"),
+    sa.Column("instructions", sa.Text, nullable=True),
+    sa.Column("attempts", sa.Integer, nullable=False, server_default="0"),
+    sa.Column("max_attempts", sa.Integer, nullable=False, server_default="5"),
+    sa.Column("lease_owner", sa.String(200), nullable=True),
+    sa.Column("lease_epoch", sa.Integer, nullable=False, server_default="0"),
+    sa.Column("lease_expires", sa.Float, nullable=True),
+    sa.Column("heartbeat_at", sa.Float, nullable=True),
+    sa.Column("not_before", sa.Float, nullable=True),
+    sa.Column("created_at", sa.Float, nullable=False),
+    sa.Column("updated_at", sa.Float, nullable=False),
+    sa.Column("finished_at", sa.Float, nullable=True),
+    sa.Column("reason", sa.Text, nullable=True),
+    sa.Column("result", sa.Text, nullable=True),
+    sa.Index("ix_tasks_status_created", "status", "created_at"),
+)
+
+runs = sa.Table(
+    "runs",
+    metadata,
+    sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
+    sa.Column("task_id", sa.String(200), sa.ForeignKey("tasks.id"), nullable=False, index=True),
+    sa.Column("attempt", sa.Integer, nullable=False),
+    sa.Column("generation", sa.Integer, nullable=False),
+    sa.Column("epoch", sa.Integer, nullable=False),
+    sa.Column("worker_id", sa.String(200), nullable=False),
+    sa.Column("started_at", sa.Float, nullable=False),
+    sa.Column("ended_at", sa.Float, nullable=True),
+    sa.Column("status", sa.String(16), nullable=False),
+    sa.Column("ending", sa.String(32), nullable=True),
+    sa.Column("reason", sa.Text, nullable=True),
+    sa.Column("model_calls", sa.Integer, nullable=False, server_default="0"),
+    sa.Column("continuations", sa.Integer, nullable=False, server_default="0"),
+)
+
+messages = sa.Table(
+    "messages",
+    metadata,
+    sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
+    sa.Column("task_id", sa.String(200), nullable=False, index=True),
+    sa.Column("run_id", sa.Integer, sa.ForeignKey("runs.id"), nullable=False),
+    sa.Column("seq", sa.Integer, nullable=False),
+    sa.Column("step", sa.Integer, nullable=False),
+    sa.Column("role", sa.String(16), nullable=False),
+    sa.Column("data", sa.Text, nullable=False),
+    sa.UniqueConstraint("run_id", "seq", name="uq_messages_run_seq"),
+)
+
+evidence = sa.Table(
+    "evidence",
+    metadata,
+    sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
+    sa.Column("task_id", sa.String(200), nullable=False, index=True),
+    sa.Column("run_id", sa.Integer, sa.ForeignKey("runs.id"), nullable=False),
+    sa.Column("step", sa.Integer, nullable=False),
+    sa.Column("tool", sa.String(200), nullable=False),
+    sa.Column("call", sa.Text, nullable=False),
+    sa.Column("result", sa.Text, nullable=False),
+    sa.Column("executed", sa.Boolean, nullable=False),
+    sa.Column("idempotency_key", sa.String(300), nullable=True),
+    sa.Column("duration_s", sa.Float, nullable=False, server_default="0"),
+    sa.Column("at", sa.Float, nullable=False),
+)
+
+checklists = sa.Table(
+    "checklists",
+    metadata,
+    sa.Column("task_id", sa.String(200), primary_key=True),
+    sa.Column("item", sa.String(500), primary_key=True),
+    sa.Column("status", sa.String(16), nullable=False),
+    sa.Column("note", sa.Text, nullable=False, server_default=""),
+    sa.Column("updated_at", sa.Float, nullable=False),
+)
+
+effects = sa.Table(
+    "effects",
+    metadata,
+    sa.Column("key", sa.String(300), primary_key=True),
+    sa.Column("task_id", sa.String(200), nullable=False, index=True),
+    sa.Column("state", sa.String(8), nullable=False),
+    sa.Column("call", sa.Text, nullable=False),
+    sa.Column("result", sa.Text, nullable=True),
+    sa.Column("epoch", sa.Integer, nullable=False),
+    sa.Column("issues", sa.Integer, nullable=False, server_default="1"),
+    sa.Column("begun_at", sa.Float, nullable=False),
+    sa.Column("done_at", sa.Float, nullable=True),
+)
+
+escalations = sa.Table(
+    "escalations",
+    metadata,
+    sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
+    sa.Column("task_id", sa.String(200), nullable=False, index=True),
+    sa.Column("run_id", sa.Integer, nullable=True),
+    sa.Column("status", sa.String(16), nullable=False),
+    sa.Column("reason", sa.Text, nullable=False),
+    sa.Column("report", sa.Text, nullable=False),
+    sa.Column("report_md", sa.Text, nullable=False),
+    sa.Column("created_at", sa.Float, nullable=False),
+    sa.Column("resolved_at", sa.Float, nullable=True),
+    sa.Column("note", sa.Text, nullable=True),
+    sa.Column("instructions", sa.Text, nullable=True),
+)
+
+events = sa.Table(
+    "events",
+    metadata,
+    sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
+    sa.Column("task_id", sa.String(200), nullable=False),
+    sa.Column("run_id", sa.Integer, nullable=True),
+    sa.Column("task_type", sa.String(100), nullable=True),
+    sa.Column("status", sa.String(16), nullable=False),
+    sa.Column("ending", sa.String(32), nullable=True),
+    sa.Column("loop_status", sa.String(32), nullable=True),
+    sa.Column("open_items", sa.Integer, nullable=False, server_default="0"),
+    sa.Column("turns", sa.Integer, nullable=False),
+    sa.Column("continuations", sa.Integer, nullable=False),
+    sa.Column("input_tokens", sa.Integer, nullable=False, server_default="0"),
+    sa.Column("output_tokens", sa.Integer, nullable=False, server_default="0"),
+    sa.Column("duration_s", sa.Float, nullable=False),
+    sa.Column("at", sa.Float, nullable=False, index=True),
+)

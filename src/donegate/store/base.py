@@ -1,0 +1,359 @@
+"""The `TaskStore` protocol and the plain records it reads and writes.
+
+A store is the task record that lives outside the model's context (seed 002): the queue of
+tasks, the journal of each run (transcript, evidence, checklist, effects ledger), the human
+queue of escalations, and the stop-reason telemetry rows. Workers hold a `Lease` on a task;
+every write a worker makes carries it, and a write under a lease that was lost (expired and
+claimed elsewhere, or cancelled) raises `LeaseLost` instead of landing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal, Protocol, TypeAlias
+
+from donegate.errors import DonegateError
+from donegate.messages import Message, ToolCall, ToolResult
+
+__all__ = [
+    "TERMINAL",
+    "Escalation",
+    "Evidence",
+    "Lease",
+    "LeaseLost",
+    "Outcome",
+    "RunRecord",
+    "StopRow",
+    "TaskRecord",
+    "TaskStatus",
+    "TaskStore",
+]
+
+TaskStatus: TypeAlias = Literal["pending", "running", "done", "escalated", "failed", "cancelled"]
+TERMINAL: frozenset[str] = frozenset({"done", "escalated", "failed", "cancelled"})
+"""Statuses a task leaves only by a person's `retry` or `resolve --requeue`."""
+
+
+class LeaseLost(DonegateError):
+    """A worker wrote under a lease it no longer holds; the write did not land."""
+
+    def __init__(self, task_id: str, epoch: int) -> None:
+        super().__init__(f"task {task_id}: lease epoch {epoch} is no longer held")
+        self.task_id = task_id
+        self.epoch = epoch
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class TaskRecord:
+    """A task as stored."""
+
+    id: str
+    """The client-supplied (or spec) id; submitting it again is a no-op."""
+    spec: Mapping[str, Any]
+    """The task spec as JSON data."""
+    type: str | None
+    """The task type telemetry breaks stop reasons out by."""
+    status: TaskStatus
+    """Where the task is."""
+    attempts: int
+    """Claims so far, across generations."""
+    max_attempts: int
+    """Claims allowed before a task whose workers keep dying is escalated."""
+    generation: int
+    """Bumped by `retry` and requeue: a new run with fresh idempotency keys."""
+    instructions: str | None
+    """Extra instructions a reviewer gave on requeue."""
+    lease_owner: str | None
+    """The worker holding the lease, while running."""
+    lease_epoch: int
+    """The fencing token: bumped by every claim and by cancel."""
+    lease_expires: float | None
+    """Epoch seconds after which another worker may claim the task."""
+    heartbeat_at: float | None
+    """The holder's last heartbeat."""
+    created_at: float
+    """Submission time."""
+    updated_at: float
+    """Last change."""
+    finished_at: float | None
+    """When it reached a terminal status."""
+    reason: str | None
+    """Why it ended (or why it was cancelled or retried)."""
+    result: Mapping[str, Any] | None
+    """The outcome summary written by the worker."""
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class Lease:
+    """A worker's claim on a task; every journal write carries it."""
+
+    task_id: str
+    """The task claimed."""
+    epoch: int
+    """The fencing token; writes under an older epoch are refused."""
+    worker_id: str
+    """Who holds it."""
+    run_id: int
+    """The run row this claim opened."""
+    attempt: int
+    """1 for the first claim, 2 after one lost lease, ..."""
+    generation: int
+    """The task's generation (see `TaskRecord.generation`)."""
+    spec: Mapping[str, Any]
+    """The task spec as JSON data."""
+    instructions: str | None = None
+    """Reviewer instructions to add to the prompt."""
+    expires: float = 0.0
+    """When the lease runs out unless heartbeated."""
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class Evidence:
+    """One tool call the harness answered, as the worker saw it."""
+
+    step: int
+    """The model call that asked for it."""
+    call: ToolCall
+    """The call."""
+    result: ToolResult
+    """Its answer."""
+    executed: bool
+    """False when answered without running (limit, replayed from the ledger...)."""
+    idempotency_key: str | None = None
+    """The key a side-effecting call ran under."""
+    duration_s: float = 0.0
+    """Wall time of the execution."""
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class Outcome:
+    """What a worker records when a run ends."""
+
+    status: Literal["done", "escalated", "failed"]
+    """The task's terminal status."""
+    reason: str = ""
+    """Why, for people."""
+    ending: str | None = None
+    """The last turn's ending (``complete``, ``truncated``...)."""
+    loop_status: str | None = None
+    """The loop's own status (``complete``, ``max_steps``, ``gated``...)."""
+    model_calls: int = 0
+    """Model calls (turns) in the run."""
+    continuations: int = 0
+    """Automatic continuations the gate sent."""
+    input_tokens: int = 0
+    """Summed prompt tokens."""
+    output_tokens: int = 0
+    """Summed output tokens."""
+    duration_s: float = 0.0
+    """Wall time of the run."""
+    checklist: Sequence[tuple[str, str, str]] = ()
+    """Final checklist items as ``(item, status, note)``."""
+    report: Mapping[str, Any] | None = None
+    """The escalation report (JSON), when escalated."""
+    report_md: str | None = None
+    """The escalation report as Markdown."""
+    summary: Mapping[str, Any] = field(default_factory=dict)
+    """Anything else worth keeping with the task (certificate path, checks...)."""
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class RunRecord:
+    """One claim of a task and how it ended."""
+
+    id: int
+    """The run row id."""
+    task_id: str
+    """Its task."""
+    attempt: int
+    """The claim number."""
+    worker_id: str
+    """Who ran it."""
+    started_at: float
+    """Claim time."""
+    ended_at: float | None
+    """End time (None while running or when the worker died)."""
+    status: str
+    """``running``, ``done``, ``escalated``, ``failed``, ``lost`` or ``cancelled``."""
+    reason: str | None
+    """Why it ended."""
+    model_calls: int
+    """Turns."""
+    continuations: int
+    """Automatic continuations."""
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class Escalation:
+    """An entry in the human queue."""
+
+    id: int
+    """Its id (``donegate escalations show ID``)."""
+    task_id: str
+    """The task escalated."""
+    status: Literal["open", "resolved", "requeued"]
+    """Open until a person resolves or requeues it."""
+    reason: str
+    """Why the task is stuck, one line."""
+    report: Mapping[str, Any]
+    """The full report (what was attempted, what is left, the state)."""
+    report_md: str
+    """The same report for people."""
+    created_at: float
+    """When it was escalated."""
+    resolved_at: float | None = None
+    """When a person acted on it."""
+    note: str | None = None
+    """The resolver's note."""
+    instructions: str | None = None
+    """Instructions given with a requeue."""
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class StopRow:
+    """One run's terminal telemetry: the stop-reason breakdown is a count over these."""
+
+    task_id: str
+    """The task."""
+    task_type: str | None
+    """Its type."""
+    status: str
+    """Terminal task status."""
+    ending: str | None
+    """Last turn's ending."""
+    loop_status: str | None
+    """The loop's status."""
+    open_items: int
+    """Checklist items still open at the end."""
+    turns: int
+    """Model calls."""
+    continuations: int
+    """Automatic continuations."""
+    duration_s: float
+    """Wall time."""
+    at: float
+    """When the run ended."""
+
+
+class TaskStore(Protocol):
+    """Durable tasks, leases, run journals, the effects ledger and the human queue."""
+
+    url: str
+    """Where the store lives, password masked."""
+
+    # -- dispatch ------------------------------------------------------------------------------
+    def submit(
+        self, task_id: str, spec: Mapping[str, Any], *, type: str | None, max_attempts: int = 5
+    ) -> tuple[TaskRecord, bool]:
+        """Add a pending task; resubmitting the same id and spec returns it with False."""
+        ...
+
+    def get(self, task_id: str) -> TaskRecord | None:
+        """The task, or None."""
+        ...
+
+    def list_tasks(self, *, status: str | None = None, limit: int = 100) -> list[TaskRecord]:
+        """Newest first."""
+        ...
+
+    def cancel(self, task_id: str, reason: str = "cancelled") -> TaskRecord:
+        """End a task that has not ended; a running worker is fenced out."""
+        ...
+
+    def retry(self, task_id: str, *, instructions: str | None = None) -> TaskRecord:
+        """Put an ended task back in the queue as a new generation."""
+        ...
+
+    # -- leases ----------------------------------------------------------------------------------
+    def claim(self, worker_id: str, lease_s: float) -> Lease | None:
+        """Atomically lease the oldest runnable task (pending, or running with an expired lease)."""
+        ...
+
+    def heartbeat(self, leases: Sequence[Lease], lease_s: float) -> set[str]:
+        """Extend the leases; returns the ids of tasks whose lease was lost."""
+        ...
+
+    def release(self, lease: Lease, reason: str, *, delay_s: float = 0.0) -> None:
+        """Give a task back after a worker error (pending again, or failed when out of attempts)."""
+        ...
+
+    # -- the journal ---------------------------------------------------------------------------
+    def append_messages(
+        self,
+        lease: Lease,
+        step: int,
+        messages: Sequence[Message],
+        evidence: Sequence[Evidence] = (),
+        checklist: Sequence[tuple[str, str, str]] = (),
+    ) -> None:
+        """Persist one step's messages, evidence and checklist changes before the next step."""
+        ...
+
+    def transcript(self, run_id: int) -> list[Message]:
+        """A run's messages, in order."""
+        ...
+
+    def runs(self, task_id: str) -> list[RunRecord]:
+        """A task's runs, oldest first."""
+        ...
+
+    def evidence(self, task_id: str) -> list[Evidence]:
+        """Every tool call recorded for a task, in order."""
+        ...
+
+    def checklist(self, task_id: str) -> list[tuple[str, str, str]]:
+        """``(item, status, note)`` rows."""
+        ...
+
+    def effect_lookup(self, key: str) -> ToolResult | None:
+        """The recorded result of a side effect, if it finished."""
+        ...
+
+    def effect_begin(self, lease: Lease, key: str, call: ToolCall) -> None:
+        """Journal that a side effect is about to run."""
+        ...
+
+    def effect_record(self, lease: Lease, key: str, result: ToolResult) -> None:
+        """Journal a side effect's result."""
+        ...
+
+    def effects(self, task_id: str) -> list[dict[str, Any]]:
+        """The ledger rows of a task."""
+        ...
+
+    def finish(self, lease: Lease, outcome: Outcome) -> None:
+        """Record a run's end: task status, run row, escalation, stop-reason row."""
+        ...
+
+    # -- people and telemetry ------------------------------------------------------------------
+    def escalations(self, *, status: str | None = "open") -> list[Escalation]:
+        """The human queue, oldest first."""
+        ...
+
+    def escalation(self, escalation_id: int) -> Escalation | None:
+        """One entry."""
+        ...
+
+    def resolve(
+        self,
+        escalation_id: int,
+        *,
+        note: str | None = None,
+        requeue: bool = False,
+        instructions: str | None = None,
+    ) -> Escalation:
+        """Close an escalation, or requeue its task with instructions."""
+        ...
+
+    def stop_rows(self, *, since: float) -> list[StopRow]:
+        """Terminal telemetry rows since a time."""
+        ...
+
+    def counts(self) -> dict[str, int]:
+        """Tasks per status."""
+        ...
+
+    def close(self) -> None:
+        """Release connections."""
+        ...

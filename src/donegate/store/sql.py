@@ -1,0 +1,367 @@
+"""`SqlStore`: the one `TaskStore` implementation, on SQLite (default) or PostgreSQL by URL.
+
+Claiming is one write transaction: find the oldest runnable task (pending, or running with an
+expired lease), bump its lease epoch, open a run row. On SQLite the transaction starts with
+``BEGIN IMMEDIATE``, so two workers never read the same candidate; on PostgreSQL the candidate
+is selected ``FOR UPDATE SKIP LOCKED``, so concurrent claimers take different rows. The bumped
+epoch is the fencing token every later write is checked against (`donegate.store._journal`).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import sqlalchemy as sa
+from sqlalchemy import exc
+from sqlalchemy.engine import Connection
+
+from donegate.errors import UserError
+from donegate.store._codec import dumps, loads
+from donegate.store._db import Database, resolve_url
+from donegate.store._journal import JournalMixin, fence, put_checklist, stop_row
+from donegate.store._review import ReviewMixin
+from donegate.store._schema import escalations, runs, tasks
+from donegate.store.base import TERMINAL, Lease, Outcome, TaskRecord
+
+__all__ = ["SqlStore", "open_store"]
+
+
+def open_store(db: str | os.PathLike[str] | None = None, *, pool_size: int = 5) -> SqlStore:
+    """Open (and migrate) the store at ``--db``: a URL, a SQLite path, or the default file.
+
+    An unreachable or unusable URL raises a one-line `UserError` naming it.
+    """
+    store = SqlStore(Database(resolve_url(db), pool_size=pool_size))
+    try:
+        store._db.migrate()
+    except BaseException:
+        store.close()
+        raise
+    return store
+
+
+def _record(row: Any) -> TaskRecord:
+    return TaskRecord(
+        id=row.id,
+        spec=loads(row.spec),
+        type=row.type,
+        status=row.status,
+        attempts=row.attempts,
+        max_attempts=row.max_attempts,
+        generation=row.generation,
+        instructions=row.instructions,
+        lease_owner=row.lease_owner,
+        lease_epoch=row.lease_epoch,
+        lease_expires=row.lease_expires,
+        heartbeat_at=row.heartbeat_at,
+        created_at=row.created_at,
+        updated_at=row.updated_at,
+        finished_at=row.finished_at,
+        reason=row.reason,
+        result=loads(row.result),
+    )
+
+
+def _canonical(spec: Mapping[str, Any]) -> str:
+    return json.dumps(spec, sort_keys=True, separators=(",", ":"), default=str)
+
+
+class SqlStore(JournalMixin, ReviewMixin):
+    """A `TaskStore` on SQLAlchemy Core; build it with `open_store`."""
+
+    def __init__(self, database: Database) -> None:
+        self._db = database
+        self.url = database.url
+        """Where the store lives, password masked."""
+
+    @property
+    def dialect(self) -> str:
+        """``sqlite`` or ``postgresql``."""
+        return self._db.dialect
+
+    def close(self) -> None:
+        self._db.dispose()
+
+    # -- dispatch ------------------------------------------------------------------------------
+
+    def submit(
+        self, task_id: str, spec: Mapping[str, Any], *, type: str | None, max_attempts: int = 5
+    ) -> tuple[TaskRecord, bool]:
+        if not task_id:
+            raise UserError("a task id must not be empty")
+        now = time.time()
+        text = _canonical(spec)
+        try:
+            with self._db.write() as conn:
+                row = conn.execute(sa.select(tasks).where(tasks.c.id == task_id)).first()
+                if row is None:
+                    conn.execute(
+                        sa.insert(tasks).values(
+                            id=task_id,
+                            type=type,
+                            status="pending",
+                            spec=text,
+                            max_attempts=max_attempts,
+                            created_at=now,
+                            updated_at=now,
+                        )
+                    )
+                    items = [(str(i), "open", "") for i in spec.get("checklist") or ()]
+                    put_checklist(conn, task_id, items, now)
+                    created = True
+                else:
+                    created = False
+        except exc.IntegrityError:  # a concurrent submit of the same id won the insert
+            created = False
+        record = self.get(task_id)
+        assert record is not None
+        if not created and _canonical(record.spec) != text:
+            raise UserError(f"task {task_id!r} was already submitted with a different spec")
+        return record, created
+
+    def get(self, task_id: str) -> TaskRecord | None:
+        with self._db.read() as conn:
+            row = conn.execute(sa.select(tasks).where(tasks.c.id == task_id)).first()
+        return None if row is None else _record(row)
+
+    def list_tasks(self, *, status: str | None = None, limit: int = 100) -> list[TaskRecord]:
+        query = sa.select(tasks).order_by(tasks.c.created_at.desc(), tasks.c.id).limit(limit)
+        if status is not None:
+            query = query.where(tasks.c.status == status)
+        with self._db.read() as conn:
+            return [_record(r) for r in conn.execute(query).all()]
+
+    def cancel(self, task_id: str, reason: str = "cancelled") -> TaskRecord:
+        now = time.time()
+        with self._db.write() as conn:
+            row = self._locked(conn, task_id)
+            if row.status in TERMINAL:
+                raise UserError(f"task {task_id!r} already ended {row.status}")
+            conn.execute(
+                sa.update(tasks)
+                .where(tasks.c.id == task_id)
+                .values(
+                    status="cancelled",
+                    lease_epoch=tasks.c.lease_epoch + 1,  # fences out a running worker
+                    lease_owner=None,
+                    lease_expires=None,
+                    reason=reason,
+                    finished_at=now,
+                    updated_at=now,
+                )
+            )
+            conn.execute(
+                sa.update(runs)
+                .where(runs.c.task_id == task_id, runs.c.status == "running")
+                .values(status="cancelled", ended_at=now, reason=reason)
+            )
+        record = self.get(task_id)
+        assert record is not None
+        return record
+
+    def retry(self, task_id: str, *, instructions: str | None = None) -> TaskRecord:
+        now = time.time()
+        with self._db.write() as conn:
+            row = self._locked(conn, task_id)
+            if row.status not in ("failed", "escalated", "cancelled"):
+                raise UserError(
+                    f"task {task_id!r} is {row.status}; only failed, escalated or cancelled "
+                    "tasks can be retried"
+                )
+            extra = "\n\n".join(x for x in (row.instructions, instructions) if x) or None
+            conn.execute(
+                sa.update(tasks)
+                .where(tasks.c.id == task_id)
+                .values(
+                    status="pending",
+                    generation=tasks.c.generation + 1,
+                    attempts=0,
+                    instructions=extra,
+                    reason="retried",
+                    finished_at=None,
+                    not_before=None,
+                    updated_at=now,
+                )
+            )
+            conn.execute(
+                sa.update(escalations)
+                .where(escalations.c.task_id == task_id, escalations.c.status == "open")
+                .values(status="requeued", note="retried", resolved_at=now)
+            )
+        record = self.get(task_id)
+        assert record is not None
+        return record
+
+    def _locked(self, conn: Connection, task_id: str) -> Any:
+        query = sa.select(tasks).where(tasks.c.id == task_id)
+        if not self._db.is_sqlite:
+            query = query.with_for_update()
+        row = conn.execute(query).first()
+        if row is None:
+            raise UserError(f"no task {task_id!r}")
+        return row
+
+    # -- leases --------------------------------------------------------------------------------
+
+    def claim(self, worker_id: str, lease_s: float) -> Lease | None:
+        while True:
+            now = time.time()
+            with self._db.write() as conn:
+                row = self._candidate(conn, now)
+                if row is None:
+                    return None
+                if row.status == "running":  # its worker died or stalled: that run is lost
+                    conn.execute(
+                        sa.update(runs)
+                        .where(runs.c.task_id == row.id, runs.c.status == "running")
+                        .values(status="lost", ended_at=now, reason="lease expired")
+                    )
+                if row.attempts >= row.max_attempts:
+                    self._give_up(conn, row, now)
+                    continue
+                epoch = row.lease_epoch + 1
+                conn.execute(
+                    sa.update(tasks)
+                    .where(tasks.c.id == row.id)
+                    .values(
+                        status="running",
+                        lease_owner=worker_id,
+                        lease_epoch=epoch,
+                        lease_expires=now + lease_s,
+                        heartbeat_at=now,
+                        attempts=row.attempts + 1,
+                        not_before=None,
+                        updated_at=now,
+                    )
+                )
+                inserted = conn.execute(
+                    sa.insert(runs).values(
+                        task_id=row.id,
+                        attempt=row.attempts + 1,
+                        generation=row.generation,
+                        epoch=epoch,
+                        worker_id=worker_id,
+                        started_at=now,
+                        status="running",
+                    )
+                )
+                key = inserted.inserted_primary_key
+                assert key is not None
+                run_id = key[0]
+                return Lease(
+                    task_id=row.id,
+                    epoch=epoch,
+                    worker_id=worker_id,
+                    run_id=int(run_id),
+                    attempt=row.attempts + 1,
+                    generation=row.generation,
+                    spec=loads(row.spec),
+                    instructions=row.instructions,
+                    expires=now + lease_s,
+                )
+
+    def _candidate(self, conn: Connection, now: float) -> Any:
+        expired = sa.and_(tasks.c.status == "running", tasks.c.lease_expires < now)
+        pending = sa.and_(
+            tasks.c.status == "pending",
+            sa.or_(tasks.c.not_before.is_(None), tasks.c.not_before <= now),
+        )
+        for where in (expired, pending):
+            query = sa.select(tasks).where(where).order_by(tasks.c.created_at).limit(1)
+            if not self._db.is_sqlite:
+                query = query.with_for_update(skip_locked=True)
+            row = conn.execute(query).first()
+            if row is not None:
+                return row
+        return None
+
+    def _give_up(self, conn: Connection, row: Any, now: float) -> None:
+        reason = f"its workers were lost {row.attempts} times (max_attempts={row.max_attempts})"
+        outcome = Outcome(
+            status="escalated",
+            reason=reason,
+            report={"task_id": row.id, "reason": reason, "attempts": row.attempts},
+            report_md=f"# {row.id}: escalated\n\n{reason}; a person should look at it.\n",
+        )
+        conn.execute(
+            sa.update(tasks)
+            .where(tasks.c.id == row.id)
+            .values(
+                status="escalated",
+                lease_epoch=row.lease_epoch + 1,
+                lease_owner=None,
+                lease_expires=None,
+                reason=reason,
+                finished_at=now,
+                updated_at=now,
+            )
+        )
+        conn.execute(
+            sa.insert(escalations).values(
+                task_id=row.id,
+                status="open",
+                reason=reason,
+                report=dumps(outcome.report),
+                report_md=outcome.report_md,
+                created_at=now,
+            )
+        )
+        stop_row(conn, task_id=row.id, run_id=None, task_type=row.type, outcome=outcome, now=now)
+
+    def heartbeat(self, leases: Sequence[Lease], lease_s: float) -> set[str]:
+        lost: set[str] = set()
+        if not leases:
+            return lost
+        now = time.time()
+        with self._db.write() as conn:
+            for lease in leases:
+                touched = conn.execute(
+                    sa.update(tasks)
+                    .where(
+                        tasks.c.id == lease.task_id,
+                        tasks.c.lease_epoch == lease.epoch,
+                        tasks.c.status == "running",
+                    )
+                    .values(lease_expires=now + lease_s, heartbeat_at=now)
+                )
+                if touched.rowcount != 1:
+                    lost.add(lease.task_id)
+        return lost
+
+    def release(self, lease: Lease, reason: str, *, delay_s: float = 0.0) -> None:
+        now = time.time()
+        with self._db.write() as conn:
+            fence(conn, lease, now)
+            row = conn.execute(sa.select(tasks).where(tasks.c.id == lease.task_id)).one()
+            out_of_attempts = row.attempts >= row.max_attempts
+            conn.execute(
+                sa.update(tasks)
+                .where(tasks.c.id == lease.task_id)
+                .values(
+                    status="failed" if out_of_attempts else "pending",
+                    lease_owner=None,
+                    lease_expires=None,
+                    not_before=None if out_of_attempts else now + delay_s,
+                    finished_at=now if out_of_attempts else None,
+                    reason=reason,
+                    updated_at=now,
+                )
+            )
+            conn.execute(
+                sa.update(runs)
+                .where(runs.c.id == lease.run_id)
+                .values(status="error", ended_at=now, reason=reason)
+            )
+            if out_of_attempts:
+                stop_row(
+                    conn,
+                    task_id=lease.task_id,
+                    run_id=lease.run_id,
+                    task_type=row.type,
+                    outcome=Outcome(status="failed", reason=reason),
+                    now=now,
+                )
