@@ -25,6 +25,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar, assert_never
 
+import jsonschema
+
 from donegate.errors import MissingExtra, UserError
 from donegate.harness.builtin_tools import confine, kill_group
 from donegate.harness.spec import (
@@ -345,111 +347,16 @@ def _read(root: Path, path: str) -> str | None:
 
 
 def schema_error(value: Any, schema: Any, at: str = "$") -> str | None:
-    """The first way `value` violates `schema` (the `SCHEMA_KEYWORDS` subset), or None."""
-    if schema is True or schema == {}:
+    """The first way `value` violates `schema` (full JSON Schema, via ``jsonschema``), or None."""
+    errors = sorted(
+        jsonschema.Draft202012Validator(schema).iter_errors(value),
+        key=lambda e: (len(e.absolute_path), list(map(str, e.absolute_path))),
+    )
+    if not errors:
         return None
-    if schema is False:
-        return f"{at}: no value is allowed here"
-    types = schema.get("type")
-    if types is not None:
-        allowed = [types] if isinstance(types, str) else types
-        if not any(_is_type(value, t) for t in allowed):
-            return f"{at}: expected {' or '.join(allowed)}, got {_json_type(value)}"
-    if "enum" in schema and value not in schema["enum"]:
-        return f"{at}: {value!r} is not one of {schema['enum']!r}"
-    if "const" in schema and value != schema["const"]:
-        return f"{at}: expected {schema['const']!r}, got {value!r}"
-    for sub in schema.get("allOf", []):
-        if error := schema_error(value, sub, at):
-            return error
-    if "anyOf" in schema and all(schema_error(value, s, at) for s in schema["anyOf"]):
-        return f"{at}: matches none of anyOf"
-    if "oneOf" in schema:
-        matched = sum(schema_error(value, s, at) is None for s in schema["oneOf"])
-        if matched != 1:
-            return f"{at}: matches {matched} of oneOf, expected exactly 1"
-    if "not" in schema and schema_error(value, schema["not"], at) is None:
-        return f"{at}: matches a schema it must not"
-    if isinstance(value, str):
-        return _string_error(value, schema, at)
-    if isinstance(value, int | float) and not isinstance(value, bool):
-        return _number_error(value, schema, at)
-    if isinstance(value, list):
-        return _array_error(value, schema, at)
-    if isinstance(value, dict):
-        return _object_error(value, schema, at)
-    return None
-
-
-def _string_error(value: str, schema: dict[str, Any], at: str) -> str | None:
-    if len(value) < schema.get("minLength", 0):
-        return f"{at}: shorter than {schema['minLength']} characters"
-    if "maxLength" in schema and len(value) > schema["maxLength"]:
-        return f"{at}: longer than {schema['maxLength']} characters"
-    if "pattern" in schema and not re.search(schema["pattern"], value):
-        return f"{at}: {value!r} does not match {schema['pattern']!r}"
-    return None
-
-
-def _number_error(value: float, schema: dict[str, Any], at: str) -> str | None:
-    bounds: list[tuple[str, Callable[[float, float], bool], str]] = [
-        ("minimum", lambda v, b: v >= b, ">="),
-        ("maximum", lambda v, b: v <= b, "<="),
-        ("exclusiveMinimum", lambda v, b: v > b, ">"),
-        ("exclusiveMaximum", lambda v, b: v < b, "<"),
-    ]
-    for key, ok, op in bounds:
-        if key in schema and not ok(value, schema[key]):
-            return f"{at}: {value!r} is not {op} {schema[key]!r}"
-    return None
-
-
-def _array_error(value: list[Any], schema: dict[str, Any], at: str) -> str | None:
-    if len(value) < schema.get("minItems", 0):
-        return f"{at}: fewer than {schema['minItems']} items"
-    if "maxItems" in schema and len(value) > schema["maxItems"]:
-        return f"{at}: more than {schema['maxItems']} items"
-    if schema.get("uniqueItems"):
-        seen = [json.dumps(v, sort_keys=True) for v in value]
-        if len(set(seen)) != len(seen):
-            return f"{at}: items are not unique"
-    if "items" in schema:
-        for i, item in enumerate(value):
-            if error := schema_error(item, schema["items"], f"{at}[{i}]"):
-                return error
-    return None
-
-
-def _object_error(value: dict[str, Any], schema: dict[str, Any], at: str) -> str | None:
-    for key in schema.get("required", []):
-        if key not in value:
-            return f"{at}: missing required property {key!r}"
-    properties: dict[str, Any] = schema.get("properties", {})
-    extra = schema.get("additionalProperties", True)
-    for key, item in value.items():
-        sub = properties.get(key, extra)
-        if error := schema_error(item, sub, f"{at}.{key}"):
-            return error
-    return None
-
-
-def _is_type(value: Any, name: str) -> bool:
-    found = _json_type(value)
-    return found == name or (name == "number" and found == "integer")
-
-
-def _json_type(value: Any) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, int):
-        return "integer"
-    if isinstance(value, float):
-        return "integer" if value.is_integer() else "number"
-    if isinstance(value, str):
-        return "string"
-    return "array" if isinstance(value, list) else "object" if isinstance(value, dict) else "?"
+    first = errors[0]
+    where = at + "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in first.absolute_path)
+    return f"{where}: {first.message}"
 
 
 def _tail(text: str) -> str:

@@ -22,6 +22,7 @@ import shlex
 from pathlib import Path
 from typing import Annotated, Any, ClassVar, Literal, TypeAlias, get_args
 
+import jsonschema
 import yaml
 from pydantic import (
     AfterValidator,
@@ -79,19 +80,6 @@ CHECK_KINDS = (
     "python",
 )
 """The key that names each built-in check kind in a task file."""
-
-# fmt: off
-SCHEMA_KEYWORDS = frozenset({
-    "type", "enum", "const", "properties", "required", "additionalProperties", "items",
-    "minItems", "maxItems", "uniqueItems", "minLength", "maxLength", "pattern", "minimum",
-    "maximum", "exclusiveMinimum", "exclusiveMaximum", "anyOf", "allOf", "oneOf", "not",
-})
-# fmt: on
-"""JSON Schema keywords `json_schema` checks enforce (a subset: no ``$ref``, no formats)."""
-SCHEMA_ANNOTATIONS = frozenset(
-    ["$schema", "$id", "$comment", "title", "description", "default", "examples"]
-)
-"""Keywords accepted and ignored: they describe a schema without constraining documents."""
 
 
 def _shaped(pattern: str, expected: str) -> AfterValidator:
@@ -229,7 +217,7 @@ class JsonSchema(_Strict):
 
     path: str = Field(min_length=1)
     schema_: dict[str, Any] = Field(alias="schema")
-    """An inline schema using only `SCHEMA_KEYWORDS` (and annotations)."""
+    """An inline JSON Schema (draft 2020-12)."""
 
     @field_validator("schema_")
     @classmethod
@@ -468,24 +456,11 @@ def _one_line(exc: Exception) -> str:
 
 
 def _check_schema(schema: Any, where: str) -> None:
-    """Reject keywords `json_schema` checks would otherwise silently skip."""
-    if isinstance(schema, bool):
-        return
-    if not isinstance(schema, dict):
-        raise ValueError(f"{where or 'the schema'} must be an object")
-    for key, sub in schema.items():
-        at = f"{where}.{key}" if where else key
-        if key in SCHEMA_ANNOTATIONS:
-            continue
-        if key not in SCHEMA_KEYWORDS:
-            raise ValueError(f"unsupported JSON Schema keyword {key!r} at {at}")
-        if key in ("properties",) and isinstance(sub, dict):
-            for prop, prop_schema in sub.items():
-                _check_schema(prop_schema, f"{at}.{prop}")
-        elif key in ("items", "not") or (key == "additionalProperties" and isinstance(sub, dict)):
-            _check_schema(sub, at)
-        elif key in ("anyOf", "allOf", "oneOf"):
-            if not isinstance(sub, list) or not sub:
-                raise ValueError(f"{at} must be a non-empty list of schemas")
-            for i, item in enumerate(sub):
-                _check_schema(item, f"{at}[{i}]")
+    """Reject a schema that is not valid JSON Schema (draft 2020-12), naming the problem."""
+    try:
+        jsonschema.Draft202012Validator.check_schema(schema)
+    except jsonschema.SchemaError as exc:
+        path = ".".join(str(p) for p in exc.absolute_path)
+        raise ValueError(
+            f"not a valid JSON Schema at {path or where or '$'}: {exc.message}"
+        ) from None

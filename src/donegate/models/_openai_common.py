@@ -119,6 +119,8 @@ def openai_error_response(error: ErrorInfo | None) -> WireResponse:
     """OpenAI's real error body for a status (500 when none is given)."""
     status = error.status if error is not None and error.status else 500
     kind, code, default = _ERROR_BODIES.get(status, ("server_error", None, "Server error."))
+    if error is not None and error.type:  # keep the code the turn carries (content_filter, ...)
+        code = error.type
     message = error.message if error is not None and error.message else default
     body = {"error": {"message": message, "type": kind, "param": None, "code": code}}
     headers = {"x-request-id": new_id("req_", 32)}
