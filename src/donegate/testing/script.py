@@ -27,7 +27,7 @@ from typing import Any, NoReturn
 
 import yaml
 
-from donegate.errors import ScriptError, ToolError, UserError
+from donegate.errors import ScriptError, UserError
 from donegate.finish import FinishTool, as_finish_tool
 from donegate.loop import Status
 from donegate.messages import (
@@ -43,7 +43,7 @@ from donegate.messages import (
     Usage,
 )
 from donegate.models._rules import context_exceeded_message, decide
-from donegate.tools import Tool
+from donegate.testing.stubs import ANY_OBJECT, StubResult, StubSpec, StubTool, ToolStubError
 
 __all__ = [
     "Expect",
@@ -56,9 +56,6 @@ __all__ = [
     "load_script",
     "parse_script",
 ]
-
-ANY_OBJECT: Mapping[str, Any] = {"type": "object", "additionalProperties": True}
-"""The schema stub tools show: any arguments object is accepted."""
 
 _TOP = ("prompt", "system", "max_steps", "finish_tool", "tools", "turns", "expect")
 _TURN = (
@@ -89,79 +86,7 @@ _STATUSES = tuple(s.value for s in Status)
 _CONTEXT_MESSAGE = "prompt is too long: the conversation exceeds the maximum context length"
 
 
-class ToolStubError(ToolError):
-    """Raised by a stub whose scripted result is ``raises: MESSAGE``."""
-
-
 # -- the script ------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True, kw_only=True, slots=True)
-class StubResult:
-    """One scripted outcome of a stub call."""
-
-    returns: Any = None
-    """The value returned (rendered as JSON for the model) when `raises` is None."""
-    raises: str | None = None
-    """When set, the call raises `ToolStubError` with this message."""
-
-
-@dataclass(frozen=True, kw_only=True, slots=True)
-class StubSpec:
-    """How a stubbed tool behaves, call by call."""
-
-    results: tuple[StubResult, ...]
-    """The outcome of the 1st, 2nd, ... call; the last repeats."""
-    side_effect: bool = False
-    """Marks the tool as side-effecting (the loop keys and never repeats such calls)."""
-    description: str = ""
-    """What the model is told the tool does."""
-    parameters: Mapping[str, Any] = field(default_factory=lambda: dict(ANY_OBJECT))
-    """The JSON Schema shown to the model; arguments are never validated against it."""
-
-
-class _StubFunction:
-    """The callable behind a `StubTool`: records each call, answers from the spec."""
-
-    __slots__ = ("calls", "spec")
-
-    def __init__(self, spec: StubSpec) -> None:
-        self.spec = spec
-        self.calls: list[dict[str, Any]] = []
-
-    def __call__(self, **arguments: Any) -> Any:
-        index = min(len(self.calls), len(self.spec.results) - 1)
-        self.calls.append(arguments)
-        result = self.spec.results[index]
-        if result.raises is not None:
-            raise ToolStubError(result.raises)
-        return result.returns
-
-
-@dataclass(frozen=True, kw_only=True, slots=True)
-class StubTool(Tool):
-    """A `Tool` answering from a `StubSpec`; `calls` lists the arguments of every execution."""
-
-    stub: _StubFunction
-    """The recording callable (also in `function`)."""
-
-    @classmethod
-    def build(cls, name: str, spec: StubSpec) -> StubTool:
-        """A fresh stub tool with no calls recorded."""
-        function = _StubFunction(spec)
-        return cls(
-            name=name,
-            function=function,
-            description=spec.description,
-            parameters=spec.parameters,
-            side_effect=spec.side_effect,
-            stub=function,
-        )
-
-    @property
-    def calls(self) -> list[dict[str, Any]]:
-        """The arguments of every execution, in order."""
-        return self.stub.calls
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
