@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from donegate.errors import ScriptError, ToolError
 from donegate.messages import (
@@ -598,3 +601,44 @@ def test_a_yaml_field_error_names_the_file(tmp_path: Path) -> None:
     with pytest.raises(ScriptError) as info:
         load_script(path)
     assert str(info.value).startswith(f"{path}: turns[0].ending: unknown ending 'done'")
+
+
+# -- properties ------------------------------------------------------------------------------
+
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers(-5, 600) | st.text(max_size=8),
+    lambda inner: (
+        st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=8), inner, max_size=3)
+    ),
+    max_leaves=12,
+)
+turn_keys = st.sampled_from(
+    ["text", "thinking", "refusal", "tool_call", "args", "args_raw", "id", "tool_calls",
+     "ending", "stop_details", "usage", "http_error", "retry_after", "message"]
+)  # fmt: skip
+turn_values = st.one_of(
+    json_values,
+    st.sampled_from(["search", "complete", "truncated", "refused", '{"q": 1', "c1", 529, 429]),
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.dictionaries(turn_keys, turn_values, max_size=4), min_size=1, max_size=4))
+def test_any_turn_data_parses_or_raises_a_script_error(raw: list[dict[str, Any]]) -> None:
+    try:
+        script = parse_script({"prompt": "p", "tools": STUBS, "turns": raw}, source="s.yaml")
+    except ScriptError as exc:
+        assert str(exc).startswith("s.yaml: ")
+        return
+    ids = [c.id for t in script.turns for c in t.tool_calls]
+    assert len(ids) == len(set(ids))
+    for turn in script.turns:
+        assert turn.message.role == "assistant"
+        assert (turn.error is not None) == (turn.raw_reason is not None)
+
+
+@settings(max_examples=200, deadline=None)
+@given(json_values)
+def test_any_top_level_data_parses_or_raises_a_script_error(data: Any) -> None:
+    with contextlib.suppress(ScriptError):
+        parse_script(data, source="s.yaml")
