@@ -73,7 +73,7 @@ class BedrockConverse:
         return accumulate(self.stream(), iter_sse(text)).finish()
 
     def render_request(self, request: ModelRequest) -> dict[str, Any]:
-        """The Converse request as boto3 ``converse(**body)`` keywords (see `render_request`)."""
+        """The Converse request body, ``modelId`` included (see `render_request`)."""
         return render_request(request)
 
     def parse_request(self, body: Mapping[str, Any]) -> ModelRequest:

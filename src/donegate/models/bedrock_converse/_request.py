@@ -195,11 +195,14 @@ def _float(value: Any) -> float | None:
 
 
 def render_request(request: ModelRequest) -> dict[str, Any]:
-    """The Converse request as boto3 ``converse(**body)`` keywords (``modelId`` included).
+    """The Converse request in its JSON form, plus ``modelId`` (a URL path parameter).
 
-    Converse wants user and assistant turns alternating, so tool results and a following user
-    message share one ``user`` message. Streaming is a separate operation (ConverseStream),
-    not a body field, so ``request.stream`` is not written.
+    With ``modelId`` in, a text-and-tools body doubles as boto3 ``converse(**body)`` keywords
+    (image bytes stay base64, as on the JSON wire). Converse wants user and assistant turns
+    alternating, so tool results and a following user message share one ``user`` message.
+    Streaming is a separate operation (ConverseStream), not a body field, so ``request.stream``
+    is not written. Converse has no ``tool_choice: none``: the tools are left out instead, unless
+    the transcript holds tool blocks (Converse then requires ``toolConfig``).
     """
     system: list[dict[str, Any]] = []
     messages: list[dict[str, Any]] = []
