@@ -164,7 +164,7 @@ def render_output(value: Any) -> str:
     """A tool's return value as the text the model reads."""
     if isinstance(value, str):
         return value
-    if isinstance(value, pydantic.BaseModel):
+    if not isinstance(value, (dict, list)) and isinstance(value, pydantic.BaseModel):
         return value.model_dump_json()
     return json.dumps(value, default=str, ensure_ascii=False)
 
