@@ -59,9 +59,7 @@ class MissingExtra(UserError, ImportError):
     """An optional dependency is missing; the message names the extra to install."""
 
     def __init__(self, package: str, extra: str):
-        super().__init__(
-            f"{package} is not installed: pip install \"donegate[{extra}]\""
-        )
+        super().__init__(f'{package} is not installed: pip install "donegate[{extra}]"')
         self.package = package
         self.extra = extra
 

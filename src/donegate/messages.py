@@ -155,7 +155,7 @@ class ToolCall:
     def from_raw(
         cls,
         *,
-        id: str,  # noqa: A002 - the wire name
+        id: str,
         name: str,
         arguments_raw: str,
         provider_details: Mapping[str, Any] | None = None,
@@ -175,7 +175,7 @@ class ToolCall:
     def from_args(
         cls,
         *,
-        id: str,  # noqa: A002 - the wire name
+        id: str,
         name: str,
         arguments: Mapping[str, Any] | None,
         provider_details: Mapping[str, Any] | None = None,
@@ -219,7 +219,9 @@ class ToolResult:
     kind: Literal["tool_result"] = "tool_result"
 
 
-Part: TypeAlias = TextPart | ThinkingPart | RefusalPart | MediaPart | ToolCall | ServerToolPart | ToolResult
+Part: TypeAlias = (
+    TextPart | ThinkingPart | RefusalPart | MediaPart | ToolCall | ServerToolPart | ToolResult
+)
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)

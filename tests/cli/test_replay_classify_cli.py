@@ -83,8 +83,16 @@ def test_replay_json_reports_what_the_provider_received(api: str | None) -> None
     assert got["tool_calls"] == {"get_order": 1, "get_refund_policy": 1, "start_refund": 1}
     assert got["unused_turns"] == 0
     assert got["ending"] == "complete"
-    assert set(got) >= {"status", "text", "output", "model_calls", "tool_calls", "unused_turns",
-                        "ending", "reason"}
+    assert set(got) >= {
+        "status",
+        "text",
+        "output",
+        "model_calls",
+        "tool_calls",
+        "unused_turns",
+        "ending",
+        "reason",
+    }
 
 
 def test_replay_exits_1_when_an_expectation_fails(tmp_path: Path) -> None:

@@ -57,7 +57,9 @@ def _imports(tree: ast.Module) -> list[tuple[int, str]]:
                 if node.module.startswith("donegate"):
                     found.append((node.lineno, node.module))
             elif isinstance(node, ast.Import):
-                found.extend((node.lineno, a.name) for a in node.names if a.name.startswith("donegate"))
+                found.extend(
+                    (node.lineno, a.name) for a in node.names if a.name.startswith("donegate")
+                )
             for child in ast.iter_child_nodes(node):
                 if isinstance(child, ast.stmt):
                     visit([child])

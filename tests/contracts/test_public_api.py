@@ -6,8 +6,8 @@ import dataclasses
 import importlib
 import inspect
 import pkgutil
-import sys
 import subprocess
+import sys
 
 import donegate
 
@@ -58,9 +58,7 @@ def test_public_dataclasses_are_keyword_only() -> None:
         for attr in getattr(module, "__all__", ()):
             obj = getattr(module, attr)
             if inspect.isclass(obj) and dataclasses.is_dataclass(obj):
-                positional = [
-                    f.name for f in dataclasses.fields(obj) if f.init and not f.kw_only
-                ]
+                positional = [f.name for f in dataclasses.fields(obj) if f.init and not f.kw_only]
                 if positional:
                     offenders.append(f"{name}.{attr}: {positional}")
     assert not offenders, offenders

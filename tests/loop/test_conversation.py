@@ -29,7 +29,10 @@ def refund() -> dict[str, object]:
                 }
             },
             "get_refund_policy": {"returns": {"eligible": True, "window_days": 30}},
-            "start_refund": {"returns": {"refund_id": "rf_88", "state": "pending"}, "side_effect": True},
+            "start_refund": {
+                "returns": {"refund_id": "rf_88", "state": "pending"},
+                "side_effect": True,
+            },
         },
         "turns": [
             {"tool_call": "get_order", "args": {"order_id": "55219"}, "id": "c1"},
@@ -241,7 +244,10 @@ def test_truncation_can_ask_the_model_to_resume() -> None:
     p = play(
         {
             "prompt": "write",
-            "turns": [{"text": "The refund has", "ending": "truncated"}, {"text": " been started."}],
+            "turns": [
+                {"text": "The refund has", "ending": "truncated"},
+                {"text": " been started."},
+            ],
         },
         "direct",
         policies=Policies(truncation="resume"),
@@ -252,11 +258,14 @@ def test_truncation_can_ask_the_model_to_resume() -> None:
     assert "cut off" in second[-1].text
 
 
-FINISH = {"name": "submit_answer", "schema": {
-    "type": "object",
-    "properties": {"decision": {"type": "string"}, "confidence": {"type": "number"}},
-    "required": ["decision", "confidence"],
-}}
+FINISH = {
+    "name": "submit_answer",
+    "schema": {
+        "type": "object",
+        "properties": {"decision": {"type": "string"}, "confidence": {"type": "number"}},
+        "required": ["decision", "confidence"],
+    },
+}
 
 
 def test_the_finish_tool_ends_the_run_with_validated_output(mode: str) -> None:

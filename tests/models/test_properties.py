@@ -3,6 +3,7 @@ typed errors, and no body ever yields `complete` with empty visible text."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 from typing import Any
 
@@ -20,17 +21,44 @@ SERVED = ("openai-chat", "openai-responses", "anthropic-messages", "gemini")
 
 json_values = st.recursive(
     st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=20),
-    lambda children: st.lists(children, max_size=4)
-    | st.dictionaries(st.text(max_size=12), children, max_size=5),
+    lambda children: (
+        st.lists(children, max_size=4) | st.dictionaries(st.text(max_size=12), children, max_size=5)
+    ),
     max_leaves=30,
 )
 
 # Keys every adapter looks at, so mutations reach the interesting branches.
 KEYS = [
-    "choices", "message", "content", "tool_calls", "function", "arguments", "finish_reason",
-    "refusal", "status", "output", "incomplete_details", "reason", "type", "text", "stop_reason",
-    "candidates", "parts", "finishReason", "functionCall", "promptFeedback", "blockReason",
-    "stopReason", "toolUse", "input", "error", "delta", "usage", "id", "name", "role",
+    "choices",
+    "message",
+    "content",
+    "tool_calls",
+    "function",
+    "arguments",
+    "finish_reason",
+    "refusal",
+    "status",
+    "output",
+    "incomplete_details",
+    "reason",
+    "type",
+    "text",
+    "stop_reason",
+    "candidates",
+    "parts",
+    "finishReason",
+    "functionCall",
+    "promptFeedback",
+    "blockReason",
+    "stopReason",
+    "toolUse",
+    "input",
+    "error",
+    "delta",
+    "usage",
+    "id",
+    "name",
+    "role",
 ]
 
 
@@ -38,11 +66,13 @@ def _turns() -> list[Turn]:
     call = ToolCall.from_args(id="c1", name="search", arguments={"q": "x"})
     return [
         make_turn(api="t", signal=Ending.COMPLETE, parts=[TextPart(text="Done.")], raw_reason="s"),
-        make_turn(api="t", signal=Ending.TOOL_USE, parts=[TextPart(text="Let me"), call],
-                  raw_reason="t"),
+        make_turn(
+            api="t", signal=Ending.TOOL_USE, parts=[TextPart(text="Let me"), call], raw_reason="t"
+        ),
         make_turn(api="t", signal=Ending.TRUNCATED, parts=[TextPart(text="Half")], raw_reason="l"),
-        make_turn(api="t", signal=Ending.COMPLETE, parts=[ThinkingPart(text="hmm")],
-                  raw_reason="s"),
+        make_turn(
+            api="t", signal=Ending.COMPLETE, parts=[ThinkingPart(text="hmm")], raw_reason="s"
+        ),
     ]
 
 
@@ -137,14 +167,14 @@ def test_mutated_real_shapes_raise_only_typed_errors(api: str, data: st.DataObje
 @PROPERTY
 @given(
     events=st.lists(
-        st.tuples(st.sampled_from(["", "message_delta", "error", "response.completed"]),
-                  json_values | st.text(max_size=30)),
+        st.tuples(
+            st.sampled_from(["", "message_delta", "error", "response.completed"]),
+            json_values | st.text(max_size=30),
+        ),
         max_size=8,
     )
 )
-def test_arbitrary_streams_raise_only_typed_errors(
-    api: str, events: list[tuple[str, Any]]
-) -> None:
+def test_arbitrary_streams_raise_only_typed_errors(api: str, events: list[tuple[str, Any]]) -> None:
     text = "".join(
         (f"event: {name}\n" if name else "")
         + f"data: {data if isinstance(data, str) else json.dumps(data)}\n\n"
@@ -166,9 +196,7 @@ def test_cut_or_mutated_real_streams_are_never_complete_when_cut(
     if kept and data.draw(st.booleans()):
         i = data.draw(st.integers(0, len(kept) - 1))
         head, _, payload = kept[i].rpartition("data: ")
-        try:
+        with contextlib.suppress(ValueError):
             kept[i] = head + "data: " + json.dumps(mutate(json.loads(payload), data))
-        except ValueError:
-            pass
     text = "\n\n".join(kept) + ("\n\n" if kept else "")
     classify_safely(api, text, stream=True)

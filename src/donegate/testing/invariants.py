@@ -25,9 +25,7 @@ def result_ids(transcript: Sequence[Message]) -> list[str]:
     return [r.call_id for m in transcript if m.role == "tool" for r in m.results]
 
 
-def transcript_problems(
-    transcript: Sequence[Message], *, prompt: str | None = None
-) -> list[str]:
+def transcript_problems(transcript: Sequence[Message], *, prompt: str | None = None) -> list[str]:
     """What is wrong with `transcript` (an empty list when every invariant holds)."""
     problems: list[str] = []
     calls, results = call_ids(transcript), result_ids(transcript)
