@@ -1,0 +1,89 @@
+"""``donegate demo``: seed 002's failure and its fix, offline, in a few seconds.
+
+A small repository with a failing test; a scripted agent (served through the real Anthropic SDK)
+that posts a progress report mid-task and then claims "all tests pass" without running them. A
+naive loop stops at the progress report; the gate continues the run until the harness's own
+test run passes, and writes a completion certificate.
+"""
+
+from __future__ import annotations
+
+import sys
+import tempfile
+from pathlib import Path
+
+import click
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
+
+from donegate.cli._app import app
+from donegate.cli._progress import LiveProgress
+from donegate.harness.checks import run_checks
+from donegate.harness.demo import demo_script, demo_task, make_repo, run_naive
+from donegate.harness.runner import run_task
+from donegate.models.base import Model
+
+MODEL = "claude-opus-5-5"
+
+
+def scripted_model() -> Model:
+    """A fresh scripted agent behind the official Anthropic SDK client."""
+    from donegate.models.sdk import AnthropicModel
+    from donegate.testing.player import ScriptedModel, sdk_client
+    from donegate.testing.script import parse_script
+
+    player = ScriptedModel(parse_script(demo_script(), source="demo"), name=f"anthropic:{MODEL}")
+    return AnthropicModel(sdk_client("anthropic-messages", player), MODEL)
+
+
+@app.command("demo")
+@click.option("--dir", "directory", type=click.Path(file_okay=False), help="Where to build.")
+def demo_command(directory: str | None) -> None:
+    """Show a naive loop stopping early beside the gate finishing the task (offline)."""
+    console = Console()
+    base = Path(directory) if directory else Path(tempfile.mkdtemp(prefix="donegate-demo-"))
+    naive_root = make_repo(base / "naive")
+    gated_root = make_repo(base / "gated")
+    spec = demo_task(gated_root)
+    console.print(f"[bold]donegate demo[/]: {escape(spec.prompt)}")
+    console.print(f"  repository: {escape(str(base))} (a bug in stats.mean, a failing test)\n")
+
+    console.print("[bold]1. naive loop[/] (any text-only turn ends the run)")
+    naive = run_naive(spec, scripted_model(), naive_root)
+    naive_checks = run_checks(spec.checks, naive_root)
+    console.print(f"  stopped after {naive.model_calls} model calls: {escape(repr(naive.text))}\n")
+
+    console.print("[bold]2. gated run[/] (checks, checklist, bounded continuation)")
+    live = LiveProgress(console, max_continuations=spec.max_continuations, prefix="  ")
+    result = run_task(
+        spec, model=scripted_model(), events=live.event, on_round=live.round, completion_tool=None
+    )
+
+    table = Table(title="the same agent, the same task")
+    table.add_column("")
+    table.add_column("naive loop")
+    table.add_column("donegate gate")
+    gated_tests = all(c.passed for c in result.checks)
+    table.add_row("model calls", str(naive.model_calls), str(result.model_calls))
+    table.add_row("continuations", "0", str(result.continuations))
+    table.add_row("ended on", _short(naive.text), _short(result.run.text))
+    table.add_row(
+        "harness test run",
+        "[red]FAILS[/]" if not all(c.passed for c in naive_checks) else "[green]passes[/]",
+        "[green]passes[/]" if gated_tests else "[red]FAILS[/]",
+    )
+    table.add_row("status", f"{naive.status.value} (believed)", result.status)
+    console.print()
+    console.print(table)
+    if result.certificate is not None:
+        console.print(f"\ncertificate: {escape(str(result.certificate))}")
+        console.print(f"re-check it: donegate verify {escape(str(result.certificate))}")
+    if result.status != "done":
+        console.print(f"[red]the gated run did not finish: {escape(result.reason)}[/]")
+        sys.exit(1)
+
+
+def _short(text: str, limit: int = 48) -> str:
+    line = " ".join(text.split())
+    return escape(line if len(line) <= limit else line[: limit - 3] + "...")

@@ -1,0 +1,102 @@
+"""``donegate run TASK``: run a task behind the completion gate.
+
+Exit codes: 0 done, 3 escalated, 4 failed, 2 usage error (a bad task file, an unknown model).
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import click
+from rich.console import Console
+from rich.markup import escape
+
+from donegate.cli._app import app
+from donegate.cli._progress import LiveProgress
+from donegate.errors import UserError
+from donegate.harness.runner import TaskResult, run_task
+from donegate.harness.spec import load_task
+from donegate.models.base import Model
+from donegate.models.infer import infer_model
+
+__all__ = ["EXIT_CODES", "resolve_model"]
+
+EXIT_CODES = {"done": 0, "escalated": 3, "failed": 4}
+"""The exit code of each task status."""
+
+
+def resolve_model(value: str, what: str = "model") -> Model:
+    """A model from ``provider:model``, or a script player from ``script:FILE``.
+
+    A script's turns drive the task's real tools; its stubs only make the file valid.
+    """
+    if value.startswith("script:"):
+        from donegate.testing.player import ScriptedModel
+        from donegate.testing.script import load_script
+
+        path = Path(value.removeprefix("script:"))
+        if not path.is_file():
+            raise UserError(f"{what} {value!r}: no such script file")
+        return ScriptedModel(load_script(path), name=f"script:{path.name}")
+    return infer_model(value)
+
+
+@app.command("run")
+@click.argument("task", type=click.Path(dir_okay=False))
+@click.option("--model", "model_opt", help="provider:model, or script:FILE (a script file).")
+@click.option("--verifier", "verifier_opt", help="The verifier model (overrides the task's).")
+@click.option("--workdir", type=click.Path(file_okay=False), help="Override the task's workdir.")
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object on stdout.")
+def run_command(
+    task: str,
+    model_opt: str | None,
+    verifier_opt: str | None,
+    workdir: str | None,
+    as_json: bool,
+) -> None:
+    """Run TASK (YAML or JSON) until its completion gate accepts, escalates or fails."""
+    spec = load_task(task)
+    model_name = model_opt or spec.model
+    if model_name is None:
+        raise UserError(f"{task}: no model: pass --model or set `model` in the task")
+    model = resolve_model(model_name)
+    verifier_name = verifier_opt or spec.verifier
+    verifier = resolve_model(verifier_name, "verifier") if verifier_name else None
+    err = Console(stderr=True)
+    live = LiveProgress(err, max_continuations=spec.max_continuations)
+    err.print(f"[bold]{escape(spec.id)}[/] with {escape(model.name)}")
+    result = run_task(
+        spec,
+        model=model,
+        verifier_model=verifier,
+        workdir=workdir,
+        events=live.event,
+        on_round=live.round,
+    )
+    if as_json:
+        click.echo(json.dumps(result.summary()))
+    else:
+        print_result(Console(), result)
+    sys.exit(EXIT_CODES[result.status])
+
+
+def print_result(console: Console, result: TaskResult) -> None:
+    """The result for a person."""
+    style = {"done": "green", "escalated": "yellow", "failed": "red"}[result.status]
+    console.print(
+        f"[bold {style}]{result.status}[/] {escape(result.task_id)}: {escape(result.reason)}"
+    )
+    console.print(
+        f"  model calls {result.model_calls}, continuations {result.continuations}"
+        + (f", verifier calls {result.verifier_calls}" if result.verifier_calls else "")
+    )
+    for check in result.checks:
+        mark = "[green]pass[/]" if check.passed else "[red]FAIL[/]"
+        console.print(f"  {mark} {escape(check.name)}: {escape(check.detail)}")
+    if result.certificate is not None:
+        console.print(f"  certificate {escape(str(result.certificate))}")
+    if result.escalation is not None:
+        files = result.escalation.get("files", {})
+        console.print(f"  escalation report {escape(str(files.get('markdown', '')))}")

@@ -1,0 +1,206 @@
+"""Evidence: every tool call the harness answered and its raw output, recorded by the harness.
+
+`Evidence` is an `EventSink` on the loop's `ToolCalled` events, so what it holds is what the tools
+actually returned, never what the model says they returned. Each record carries SHA-256 digests
+of its output and of the whole record; certificates bind those digests.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import threading
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from donegate.events import Event, ModelCalled, ToolCalled
+
+__all__ = [
+    "Evidence",
+    "EvidenceRecord",
+    "digest_text",
+    "plain_data",
+    "record_digest",
+    "transcript_digest",
+]
+
+
+def digest_text(text: str) -> str:
+    """SHA-256 hex of `text` as UTF-8."""
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def _canonical(value: Any) -> str:
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class EvidenceRecord:
+    """One answered tool call, as the harness saw it."""
+
+    index: int
+    """0-based position in the run's evidence."""
+    step: int
+    """The model call that asked for it."""
+    tool: str
+    """The tool name."""
+    call_id: str
+    """The model's call id."""
+    arguments: Mapping[str, Any] = field(default_factory=dict)
+    """The parsed arguments (empty when they did not parse)."""
+    arguments_raw: str = ""
+    """The arguments exactly as the model sent them."""
+    output: str = ""
+    """The raw output the tool returned (what the model was shown)."""
+    is_error: bool = False
+    """True when the tool failed or the call was rejected."""
+    executed: bool = True
+    """False when the harness answered without running the tool (limits, replays)."""
+    idempotency_key: str | None = None
+    """The key a side-effecting call ran under."""
+    at: float = 0.0
+    """Unix time the harness recorded it."""
+    output_digest: str = ""
+    """SHA-256 hex of `output`."""
+    digest: str = ""
+    """SHA-256 hex of the record's canonical JSON (tool, arguments, output, flags, key)."""
+
+    def as_data(self) -> dict[str, Any]:
+        """The record as plain JSON-ready values."""
+        return {
+            "index": self.index,
+            "step": self.step,
+            "tool": self.tool,
+            "call_id": self.call_id,
+            "arguments": dict(self.arguments),
+            "arguments_raw": self.arguments_raw,
+            "output": self.output,
+            "is_error": self.is_error,
+            "executed": self.executed,
+            "idempotency_key": self.idempotency_key,
+            "at": self.at,
+            "output_digest": self.output_digest,
+            "digest": self.digest,
+        }
+
+
+def record_digest(
+    *,
+    tool: str,
+    arguments_raw: str,
+    output: str,
+    is_error: bool,
+    executed: bool,
+    idempotency_key: str | None,
+) -> str:
+    """The digest a record carries, recomputable from its fields."""
+    return digest_text(
+        _canonical(
+            {
+                "tool": tool,
+                "arguments": arguments_raw,
+                "output_digest": digest_text(output),
+                "is_error": is_error,
+                "executed": executed,
+                "idempotency_key": idempotency_key,
+            }
+        )
+    )
+
+
+class Evidence:
+    """The harness's record of tool calls; an `EventSink` to pass to the loop."""
+
+    def __init__(self) -> None:
+        self._records: list[EvidenceRecord] = []
+        self._lock = threading.Lock()
+        self.step = 0
+        """The last model call seen."""
+
+    def __call__(self, event: Event) -> None:
+        """Record `ToolCalled` events; follow the step number from `ModelCalled`."""
+        if isinstance(event, ModelCalled):
+            self.step = event.step
+        elif isinstance(event, ToolCalled):
+            self.add(event)
+
+    def add(self, event: ToolCalled) -> EvidenceRecord:
+        """Record one answered call."""
+        call, result = event.call, event.result
+        output = result.content
+        with self._lock:
+            record = EvidenceRecord(
+                index=len(self._records),
+                step=event.step,
+                tool=call.name,
+                call_id=call.id,
+                arguments=dict(call.arguments or {}),
+                arguments_raw=call.arguments_raw,
+                output=output,
+                is_error=result.is_error,
+                executed=event.executed,
+                idempotency_key=event.idempotency_key,
+                at=time.time(),
+                output_digest=digest_text(output),
+                digest=record_digest(
+                    tool=call.name,
+                    arguments_raw=call.arguments_raw,
+                    output=output,
+                    is_error=result.is_error,
+                    executed=event.executed,
+                    idempotency_key=event.idempotency_key,
+                ),
+            )
+            self._records.append(record)
+        return record
+
+    @property
+    def records(self) -> tuple[EvidenceRecord, ...]:
+        """Every record, in the order the calls were answered."""
+        with self._lock:
+            return tuple(self._records)
+
+    def __len__(self) -> int:
+        return len(self._records)
+
+    def digest(self) -> str:
+        """One SHA-256 over every record's digest, in order."""
+        return digest_text("\n".join(r.digest for r in self.records))
+
+    def render(self, *, limit: int = 40, output_chars: int = 1500) -> str:
+        """The last `limit` records as text for a verifier, outputs cut to their tail."""
+        records = self.records
+        if not records:
+            return "(no tool calls were made)"
+        shown = records[-limit:]
+        lines = []
+        if len(records) > len(shown):
+            lines.append(f"({len(records) - len(shown)} earlier calls not shown)")
+        for r in shown:
+            state = "not run" if not r.executed else "error" if r.is_error else "ok"
+            output = r.output
+            if len(output) > output_chars:
+                output = f"[...{len(output) - output_chars} chars cut...]" + output[-output_chars:]
+            lines.append(
+                f"#{r.index} step {r.step} {r.tool}({r.arguments_raw}) [{state}]\n{output}"
+            )
+        return "\n\n".join(lines)
+
+
+def transcript_digest(messages: Sequence[Any]) -> str:
+    """SHA-256 of a transcript's canonical JSON (dataclass messages rendered field by field)."""
+    return digest_text(_canonical(plain_data(list(messages))))
+
+
+def plain_data(value: Any) -> Any:
+    """Dataclasses, mappings and sequences as JSON-ready values (what a sidecar file holds)."""
+    fields = getattr(type(value), "__dataclass_fields__", None)
+    if fields is not None:
+        return {name: plain_data(getattr(value, name)) for name in fields}
+    if isinstance(value, Mapping):
+        return {str(k): plain_data(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [plain_data(v) for v in value]
+    return value

@@ -1,0 +1,181 @@
+"""The completion gate: a claim of completion is judged in code the model cannot talk past.
+
+At every text-only end of turn, and at every call of a completion tool (never trusted as such),
+`CompletionGate.judge`:
+
+1. runs the task's acceptance checks in the workdir (the world, not the model's account);
+2. asks the verifier, when configured, with the completion condition, the claim, the
+   harness-recorded evidence and the checklist items ticked without evidence; it is asked only
+   when gates 1 and 3 pass, so a claim the world already refutes costs no verifier call;
+3. reads the checklist: open items block completion; when every unfinished item is
+   ``blocked`` the model has stated its blocker, and the gate stops at once for a human.
+
+All pass: accept. Otherwise the model is continued with a short nudge naming what is missing;
+after `max_continuations` continuations the gate stops and the runner escalates.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+from donegate.harness.checklist import Checklist
+from donegate.harness.checks import CheckResult, run_checks
+from donegate.harness.evidence import Evidence
+from donegate.harness.spec import CheckSpec
+from donegate.harness.verifier import Verifier, VerifierAnswer
+from donegate.loop import Verdict
+from donegate.messages import Message, Turn
+
+__all__ = ["CompletionGate", "GateRound", "nudge_text"]
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class GateRound:
+    """One judgement of one claim, kept for the result and the escalation report."""
+
+    number: int
+    """1-based count of claims judged in this run."""
+    step: int
+    """The model call that made the claim."""
+    claim: str
+    """The claim: the turn's text, or the completion tool's arguments as JSON."""
+    via: Literal["text", "completion_tool"]
+    """How the model claimed completion."""
+    checks: tuple[CheckResult, ...]
+    """Gate 1: every check's result."""
+    unfinished: tuple[str, ...]
+    """Gate 3: checklist items not done, with their state (``blocked: why``)."""
+    flagged: tuple[tuple[str, str], ...]
+    """Items ticked done without supporting evidence, and why they were flagged."""
+    verifier: VerifierAnswer | None
+    """Gate 2: the verifier's answer (None when not configured or not reached)."""
+    problems: tuple[str, ...]
+    """What stands between the claim and done; empty when accepted."""
+    verdict: Verdict
+    """What the gate told the loop."""
+
+
+def nudge_text(problems: Sequence[str]) -> str:
+    """The continuation message for these problems."""
+    return f"Not done yet: {'; '.join(problems)}. Continue, or state the blocker."
+
+
+class CompletionGate:
+    """Implements the loop's `Gate` protocol for one task run."""
+
+    def __init__(
+        self,
+        *,
+        checks: Sequence[CheckSpec],
+        workdir: Path,
+        checklist: Checklist | None = None,
+        evidence: Evidence | None = None,
+        verifier: Verifier | None = None,
+        completion_condition: str = "",
+        max_continuations: int = 3,
+        check_timeout: float = 120.0,
+        on_round: Callable[[GateRound], None] | None = None,
+    ) -> None:
+        self.checks = tuple(checks)
+        self.workdir = Path(workdir)
+        self.checklist = checklist if checklist is not None else Checklist()
+        self.evidence = evidence if evidence is not None else Evidence()
+        self.verifier = verifier
+        self.completion_condition = completion_condition
+        self.max_continuations = max_continuations
+        self.check_timeout = check_timeout
+        self.on_round = on_round
+        self.continuations = 0
+        """Continuations granted so far."""
+        self.rounds: list[GateRound] = []
+        """Every judgement, in order."""
+
+    @property
+    def last_checks(self) -> tuple[CheckResult, ...]:
+        """The check results of the last judgement (empty before the first)."""
+        return self.rounds[-1].checks if self.rounds else ()
+
+    def judge(self, claim: Turn, transcript: Sequence[Message], output: Any) -> Verdict:
+        """Run the gates on a claim; accept, continue with a nudge, or stop."""
+        via: Literal["text", "completion_tool"] = "text" if output is None else "completion_tool"
+        claim_text = claim.text if output is None else _as_text(output)
+        checks = tuple(run_checks(self.checks, self.workdir, timeout=self.check_timeout))
+        unfinished = self.checklist.unfinished()
+        flagged = tuple(self.checklist.unsupported(self.evidence.records))
+        failed = [c for c in checks if not c.passed]
+
+        problems: list[str] = []
+        if unfinished:
+            problems.append(
+                "open checklist items: "
+                + ", ".join(
+                    f"{i.name} (blocked: {i.note})" if i.status == "blocked" else i.name
+                    for i in unfinished
+                )
+            )
+        if failed:
+            problems.append("failed checks: " + ", ".join(f"{c.name} ({c.detail})" for c in failed))
+        if via == "completion_tool" and problems:
+            problems.insert(0, "the completion call was not accepted")
+
+        answer: VerifierAnswer | None = None
+        if self.verifier is not None and not problems:
+            answer = self.verifier.check(
+                condition=self.completion_condition,
+                claim=claim_text,
+                evidence=self.evidence.render(),
+                checklist=self.checklist.render() if self.checklist.items else "",
+                flagged=flagged,
+            )
+            if not answer.complete:
+                problems.append(f"verifier: {answer.reason}")
+
+        blocked = bool(unfinished) and all(i.status == "blocked" for i in unfinished)
+        if not problems:
+            verdict = Verdict(action="accept", reason="every gate passed")
+        elif blocked:
+            verdict = Verdict(
+                action="stop",
+                reason="the agent stated a blocker: " + "; ".join(problems),
+            )
+        elif self.continuations >= self.max_continuations:
+            verdict = Verdict(
+                action="stop",
+                reason=f"not done after {self.continuations} continuation(s): "
+                + "; ".join(problems),
+            )
+        else:
+            self.continuations += 1
+            self.checklist.nudged()
+            message = nudge_text(problems)
+            verdict = Verdict(action="continue", message=message, reason=message)
+
+        record = GateRound(
+            number=len(self.rounds) + 1,
+            step=self.evidence.step,
+            claim=claim_text,
+            via=via,
+            checks=checks,
+            unfinished=tuple(
+                f"{i.name} (blocked: {i.note})" if i.status == "blocked" else i.name
+                for i in unfinished
+            ),
+            flagged=flagged,
+            verifier=answer,
+            problems=tuple(problems),
+            verdict=verdict,
+        )
+        self.rounds.append(record)
+        if self.on_round is not None:
+            self.on_round(record)
+        return verdict
+
+
+def _as_text(output: Any) -> str:
+    if hasattr(output, "model_dump_json"):
+        return str(output.model_dump_json())
+    return json.dumps(output, default=str, ensure_ascii=False)

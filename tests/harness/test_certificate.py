@@ -1,0 +1,152 @@
+"""Completion certificates: what they bind, and `verify_certificate` catching every change."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from donegate.errors import UserError
+from donegate.harness.certificate import certificate_digest, verify_certificate
+from donegate.harness.evidence import digest_text, transcript_digest
+from donegate.harness.runner import TaskResult, run_task
+from donegate.harness.spec import TaskSpec
+from donegate.testing.player import ScriptedModel
+from donegate.testing.script import parse_script
+
+CHECK = [sys.executable, "-c", "import pathlib; print(pathlib.Path('out.txt').read_text())"]
+
+
+def finished(root: Path) -> TaskResult:
+    spec = TaskSpec.model_validate(
+        {
+            "id": "write-out",
+            "prompt": "Write out.txt.",
+            "completion_condition": "out.txt exists and prints",
+            "checks": [{"run": CHECK, "name": "prints"}, {"file_exists": "out.txt"}],
+            "tools": ["write_file"],
+        }
+    )
+    script = {
+        "prompt": "p",
+        "tools": {"write_file": {"returns": "stub"}},
+        "turns": [
+            {"tool_call": "write_file", "args": {"path": "out.txt", "content": "hello"}},
+            {"text": "Wrote out.txt."},
+        ],
+    }
+    model = ScriptedModel(parse_script(script, source="t"), name="script:worker")
+    result = run_task(spec, model=model, workdir=root, completion_tool=None)
+    assert result.status == "done" and result.certificate is not None
+    return result
+
+
+def load(path: Path) -> dict[str, Any]:
+    data: dict[str, Any] = json.loads(path.read_text())
+    return data
+
+
+def test_the_certificate_binds_task_checks_evidence_transcript_models_and_times(
+    tmp_path: Path,
+) -> None:
+    result = finished(tmp_path)
+    assert result.certificate is not None
+    cert = load(result.certificate)
+    assert cert["kind"] == "donegate.certificate"
+    assert cert["task_id"] == "write-out"
+    assert cert["completion_condition"] == "out.txt exists and prints"
+    assert cert["workdir"] == str(tmp_path.resolve())
+    run_check, exists_check = cert["checks"]
+    assert run_check["name"] == "prints" and run_check["exit_code"] == 0
+    assert run_check["output_digest"] == digest_text("hello\n")
+    assert run_check["spec"]["run"] == CHECK
+    assert exists_check["spec"] == {"name": "file_exists: out.txt", "timeout": None,
+                                    "file_exists": "out.txt"}  # fmt: skip
+    [record] = result.evidence
+    assert cert["evidence"]["count"] == 1
+    assert cert["evidence"]["records"][0]["digest"] == record.digest
+    assert cert["transcript"]["digest"] == transcript_digest(result.run.transcript)
+    assert cert["transcript"]["messages"] == len(result.run.transcript) == 5
+    assert cert["models"] == {"worker": "script:worker", "verifier": None}
+    assert cert["times"]["started"] <= cert["times"]["finished"]
+    assert (cert["continuations"], cert["model_calls"]) == (0, 2)
+    assert cert["digest"] == certificate_digest(cert)
+
+
+def test_a_fresh_certificate_verifies(tmp_path: Path) -> None:
+    result = finished(tmp_path)
+    assert verify_certificate(result.certificate or "") == (True, [])
+
+
+def test_a_broken_world_fails_the_rerun(tmp_path: Path) -> None:
+    result = finished(tmp_path)
+    (tmp_path / "out.txt").unlink()
+    ok, problems = verify_certificate(result.certificate or "")
+    assert not ok
+    assert problems[0].startswith("prints: fails now (exit code 1")
+    assert problems[1] == "file_exists: out.txt: fails now (out.txt does not exist)"
+    assert verify_certificate(result.certificate or "", rerun=False) == (True, [])
+
+
+def test_changed_output_is_a_problem_only_when_strict(tmp_path: Path) -> None:
+    result = finished(tmp_path)
+    (tmp_path / "out.txt").write_text("different")
+    assert verify_certificate(result.certificate or "")[0]
+    ok, problems = verify_certificate(result.certificate or "", strict_output=True)
+    assert not ok and problems == ["prints: output differs from the certified output"]
+
+
+def test_an_edited_certificate_is_caught(tmp_path: Path) -> None:
+    path = finished(tmp_path).certificate
+    assert path is not None
+    cert = load(path)
+    cert["completion_condition"] = "anything at all"
+    path.write_text(json.dumps(cert))
+    ok, problems = verify_certificate(path)
+    assert not ok
+    assert problems == ["certificate digest mismatch: the file was changed after it was written"]
+
+
+def test_edited_evidence_is_caught(tmp_path: Path) -> None:
+    path = finished(tmp_path).certificate
+    assert path is not None
+    sidecar = path.parent / load(path)["evidence"]["file"]
+    records = json.loads(sidecar.read_text())
+    records[0]["output"] = "wrote 999 bytes to out.txt"
+    sidecar.write_text(json.dumps(records))
+    ok, problems = verify_certificate(path)
+    assert not ok
+    assert problems == [
+        "evidence: record 0 (write_file) does not match its digest",
+        "evidence: the evidence digest does not match",
+    ]
+
+
+def test_an_edited_transcript_is_caught(tmp_path: Path) -> None:
+    path = finished(tmp_path).certificate
+    assert path is not None
+    sidecar = path.parent / load(path)["transcript"]["file"]
+    messages = json.loads(sidecar.read_text())
+    messages[-1]["parts"][0]["text"] = "Wrote out.txt and ran the tests."
+    sidecar.write_text(json.dumps(messages))
+    assert verify_certificate(path) == (False, ["transcript: the transcript digest does not match"])
+
+
+def test_a_missing_sidecar_is_reported(tmp_path: Path) -> None:
+    path = finished(tmp_path).certificate
+    assert path is not None
+    (path.parent / load(path)["evidence"]["file"]).unlink()
+    ok, problems = verify_certificate(path)
+    assert not ok and problems[0].startswith("evidence: cannot read ")
+
+
+@pytest.mark.parametrize("content", ["not json", '{"kind": "something else"}', None])
+def test_bad_input_is_a_user_error(tmp_path: Path, content: str | None) -> None:
+    path = tmp_path / "cert.json"
+    if content is not None:
+        path.write_text(content)
+    with pytest.raises(UserError):
+        verify_certificate(path)
