@@ -1,0 +1,125 @@
+"""``donegate emulate`` and ``donegate record``: the provider-emulating server on the command line.
+
+``emulate`` serves scripts on the providers' real endpoints until interrupted, then prints what
+was served; with ``--upstream URL --record OUT.yaml`` it is a recording proxy instead. ``record``
+is that proxy under its own name.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+
+import click
+
+from donegate.cli._app import app
+from donegate.errors import UserError
+
+__all__ = ["emulate_command", "record_command"]
+
+
+def _summary(emulator: object) -> dict[str, object]:
+    from donegate.testing.emulator import Emulator
+
+    assert isinstance(emulator, Emulator)
+    status = emulator.status()
+    return {
+        "requests": status["requests"],
+        "unused_turns": status["unused_turns"],
+        "errors": status["errors"],
+        "conversations": [
+            {k: c[k] for k in ("name", "turns", "served")} for c in status["conversations"]
+        ],
+    }
+
+
+def _run(
+    scripts: tuple[str, ...],
+    *,
+    host: str,
+    port: int,
+    log: str | None,
+    upstream: str | None,
+    record: str | None,
+    redact: tuple[str, ...],
+) -> None:
+    from donegate.testing.emulator import Emulator
+    from donegate.testing.recorder import Recorder
+
+    if record and not upstream:
+        raise UserError("--record needs --upstream URL: the real API to record from")
+    if upstream and scripts:
+        raise UserError("give scripts to serve, or --upstream to record from, not both")
+    if not upstream and not scripts:
+        raise UserError("give at least one script to serve (or --upstream URL --record OUT)")
+    recorder = Recorder(patterns=redact) if upstream else None
+    emulator = Emulator(
+        *scripts, host=host, port=port, log=log, upstream=upstream, recorder=recorder
+    )
+
+    def ready(url: str) -> None:
+        what = f"proxying {upstream}" if upstream else f"serving {len(scripts)} script(s)"
+        names = ", ".join(c.name for c in emulator.conversations)
+        click.echo(f"donegate emulator on {url} {what}{': ' + names if names else ''}", err=True)
+
+    emulator.serve(on_ready=ready)
+    click.echo(json.dumps(_summary(emulator)))
+    if recorder is not None and record:
+        saved = recorder.save(record)
+        click.echo(f"recorded {len(recorder.exchanges)} exchange(s) to {saved}", err=True)
+
+
+_host = click.option("--host", default="127.0.0.1", show_default=True, help="Interface.")
+_port = click.option("--port", default=8765, show_default=True, help="Port (0: a free one).")
+_log = click.option("--log", "log", default=None, help="Append every request as JSON lines.")
+_redact = click.option(
+    "--redact", multiple=True, metavar="REGEX", help="Another secret pattern to redact."
+)
+
+
+@app.command("emulate")
+@click.argument("scripts", nargs=-1)
+@_host
+@_port
+@_log
+@click.option("--upstream", default=None, help="Proxy mode: the real API's base URL.")
+@click.option("--record", default=None, metavar="OUT", help="Proxy mode: write the run here.")
+@_redact
+def emulate_command(
+    *,
+    scripts: tuple[str, ...],
+    host: str,
+    port: int,
+    log: str | None,
+    upstream: str | None,
+    record: str | None,
+    redact: tuple[str, ...],
+) -> None:
+    """Serve SCRIPTS on the providers' real endpoints until interrupted.
+
+    OpenAI clients use http://HOST:PORT/v1, Anthropic and Gemini clients http://HOST:PORT. Several
+    scripts are several conversations, picked by the x-donegate-conversation header (index or
+    file stem) or in order. Prints the turns served as JSON on exit.
+    """
+    _run(scripts, host=host, port=port, log=log, upstream=upstream, record=record,
+         redact=redact)  # fmt: skip
+
+
+@app.command("record")
+@click.option("--upstream", required=True, help="The real API's base URL.")
+@click.option("-o", "--out", "out", required=True, help="The script file to write.")
+@_host
+@_port
+@_log
+@_redact
+def record_command(
+    *, upstream: str, out: str, host: str, port: int, log: str | None, redact: tuple[str, ...]
+) -> None:
+    """Record a real conversation through a proxy into a script file (checked by replay).
+
+    Point the agent's base URL at the proxy, run it once, then stop the proxy (Ctrl-C): ids are
+    shortened, usage and timestamps dropped, secrets redacted, and the file is written only if
+    the script replays to the recorded run.
+    """
+    _run((), host=host, port=port, log=log, upstream=upstream, record=out, redact=redact)
+    sys.stdout.flush()

@@ -1,0 +1,207 @@
+"""The emulator's URL map and the replies that need no script: model lists, token counts.
+
+Pure functions of the request, so the routing is tested without a server.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from donegate.models._sse import iter_sse
+
+__all__ = [
+    "HOP_HEADERS",
+    "PROXY_DROP",
+    "Reply",
+    "Route",
+    "json_body",
+    "redact_query",
+    "route",
+    "sse_to_array",
+    "static_reply",
+]
+
+Kind = Literal["model", "count_tokens", "models", "model_info", "ping", "admin", "unknown"]
+
+HOP_HEADERS = frozenset(("content-length", "content-encoding", "transfer-encoding", "connection"))
+"""Headers the server sets itself; never copied from a rendered or forwarded response."""
+PROXY_DROP = frozenset(("host", "content-length", "connection", "accept-encoding"))
+"""Request headers not forwarded upstream (the client sets its own)."""
+
+MODELS = {
+    "openai": ("gpt-4o-mini", "gpt-4.1", "gpt-5"),
+    "anthropic": ("claude-sonnet-4-6", "claude-haiku-4-5", "claude-opus-4-8"),
+    "gemini": ("gemini-2.5-flash", "gemini-2.5-pro"),
+}
+"""The names the model lists show; any name is accepted in requests."""
+
+_GEMINI = re.compile(r"^/(?:v1beta|v1|v1alpha)/(?:models|tunedModels)/([^/:]+):(\w+)$")
+_GEMINI_LIST = re.compile(r"^/(?:v1beta|v1|v1alpha)/models/?$")
+_MODEL_INFO = re.compile(r"^/(?:v1|v1beta)/models/([^/:]+)$")
+_OPENAI = {"/v1/chat/completions": "openai-chat", "/chat/completions": "openai-chat",
+           "/v1/responses": "openai-responses", "/responses": "openai-responses"}  # fmt: skip
+
+
+@dataclass(frozen=True, slots=True)
+class Reply:
+    """One HTTP answer."""
+
+    status: int
+    """The HTTP status."""
+    body: bytes
+    """The body bytes, exactly as sent."""
+    headers: Mapping[str, str] = field(default_factory=dict)
+    """Response headers, ``content-type`` included."""
+
+    @classmethod
+    def json(cls, status: int, value: Any) -> Reply:
+        """A JSON reply."""
+        text = json.dumps(value, ensure_ascii=False)
+        return cls(status, text.encode("utf-8"), {"content-type": "application/json"})
+
+
+@dataclass(frozen=True, slots=True)
+class Route:
+    """What a request is for."""
+
+    kind: Kind
+    """Which kind of endpoint."""
+    api: str | None = None
+    """The wire format whose shapes (answers and errors) apply."""
+    name: str = ""
+    """The admin endpoint, or the model named in a Gemini path."""
+    stream: bool = False
+    """The path itself asks for a stream (Gemini ``streamGenerateContent``)."""
+    stream_array: bool = False
+    """Gemini streaming without ``alt=sse``: the chunks as one JSON array."""
+
+
+def route(method: str, path: str, headers: Mapping[str, str], query: str = "") -> Route:
+    """Where a request goes; `headers` have lower-case names."""
+    method = method.upper()
+    if path.startswith("/_donegate/") and method == "GET":
+        return Route("admin", name=path.removeprefix("/_donegate/").strip("/"))
+    if method in ("GET", "HEAD") and path in ("", "/"):
+        return Route("ping")
+    if method == "POST":
+        if path in _OPENAI:
+            return Route("model", _OPENAI[path])
+        if path in ("/v1/messages", "/messages"):
+            return Route("model", "anthropic-messages")
+        if path in ("/v1/messages/count_tokens", "/messages/count_tokens"):
+            return Route("count_tokens", "anthropic-messages")
+        m = _GEMINI.match(path)
+        if m and m.group(2) in ("generateContent", "streamGenerateContent"):
+            stream = m.group(2) == "streamGenerateContent"
+            sse = "alt=sse" in query
+            return Route("model", "gemini", m.group(1), stream, stream and not sse)
+        if m and m.group(2) == "countTokens":
+            return Route("count_tokens", "gemini", m.group(1))
+    if method == "GET":
+        if path in ("/v1/models", "/models"):
+            api = "anthropic-messages" if "anthropic-version" in headers else "openai-chat"
+            return Route("models", api)
+        if _GEMINI_LIST.match(path):
+            return Route("models", "gemini")
+        m = _MODEL_INFO.match(path)
+        if m:
+            api = "anthropic-messages" if "anthropic-version" in headers else "openai-chat"
+            return Route("model_info", "gemini" if "v1beta" in path else api, m.group(1))
+    return Route("unknown")
+
+
+def json_body(body: bytes) -> tuple[Any, str | None]:
+    """The parsed body, or None and what is wrong with it."""
+    if not body:
+        return None, "empty body"
+    try:
+        return json.loads(body), None
+    except (ValueError, UnicodeDecodeError) as exc:
+        return None, f"not JSON: {exc}"
+
+
+def redact_query(query: str) -> str:
+    """The query string with Gemini's ``key=`` API key removed."""
+    return re.sub(r"(^|&)key=[^&]*", r"\1key=[REDACTED]", query)
+
+
+def rough_tokens(value: Any) -> int:
+    """About four characters a token: enough for clients that budget their context."""
+    return max(1, math.ceil(len(json.dumps(value, ensure_ascii=False)) / 4))
+
+
+def static_reply(route: Route, body: Any) -> Reply:
+    """Answers that come from no script: token counts, model lists, pings, unknown paths."""
+    if route.kind == "ping":
+        return Reply(200, b"", {"content-type": "text/plain"})
+    if route.kind == "count_tokens":
+        src = body if isinstance(body, dict) else {}
+        if route.api == "gemini":
+            count = rough_tokens([src.get("contents"), src.get("systemInstruction")])
+            return Reply.json(200, {"totalTokens": count})
+        parts = [src.get("system"), src.get("messages"), src.get("tools")]
+        return Reply.json(200, {"input_tokens": rough_tokens(parts)})
+    if route.kind == "models":
+        return Reply.json(200, _model_list(route.api))
+    if route.kind == "model_info":
+        return Reply.json(200, _model_info(route.api, route.name))
+    return Reply.json(
+        404,
+        {
+            "type": "error",
+            "error": {
+                "type": "not_found_error",
+                "code": 404,
+                "status": "NOT_FOUND",
+                "message": "donegate emulator: no such endpoint",
+            },
+        },
+    )
+
+
+def _model_info(api: str | None, name: str) -> dict[str, Any]:
+    if api == "gemini":
+        return {
+            "name": f"models/{name}",
+            "displayName": name,
+            "inputTokenLimit": 1048576,
+            "outputTokenLimit": 65536,
+            "supportedGenerationMethods": ["generateContent", "countTokens"],
+        }
+    if api == "anthropic-messages":
+        return {
+            "type": "model",
+            "id": name,
+            "display_name": name,
+            "created_at": "2025-01-01T00:00:00Z",
+        }
+    return {"id": name, "object": "model", "created": 1735689600, "owned_by": "donegate"}
+
+
+def _model_list(api: str | None) -> dict[str, Any]:
+    if api == "gemini":
+        return {"models": [_model_info(api, n) for n in MODELS["gemini"]]}
+    if api == "anthropic-messages":
+        names = MODELS["anthropic"]
+        return {
+            "data": [_model_info(api, n) for n in names],
+            "has_more": False,
+            "first_id": names[0],
+            "last_id": names[-1],
+        }
+    return {"object": "list", "data": [_model_info(api, n) for n in MODELS["openai"]]}
+
+
+def sse_to_array(reply: Reply) -> Reply:
+    """Gemini's streamed answer without ``alt=sse``: the same chunks as one JSON array."""
+    if reply.status >= 400:
+        return reply
+    chunks = [data for _, data in iter_sse(reply.body.decode("utf-8")) if data.strip()]
+    body = "[" + ",\r\n".join(chunks) + "]"
+    headers = {**reply.headers, "content-type": "application/json; charset=UTF-8"}
+    return Reply(reply.status, body.encode("utf-8"), headers)

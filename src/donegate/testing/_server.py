@@ -1,0 +1,131 @@
+"""The emulator's HTTP side: a starlette app over `Emulator.handle`, served by uvicorn.
+
+Imported only when a server is started, so the ``server`` extra is needed only then.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import importlib
+import socket
+import threading
+import time
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from donegate.errors import MissingExtra, UserError
+
+if TYPE_CHECKING:
+    from donegate.testing.emulator import Emulator
+
+__all__ = ["ServerThread", "asgi_app", "serve_forever"]
+
+_METHODS = ["GET", "POST", "HEAD", "PUT", "DELETE", "PATCH", "OPTIONS"]
+
+
+def _import(module: str) -> Any:
+    try:
+        return importlib.import_module(module)
+    except ImportError:
+        raise MissingExtra(module.partition(".")[0], "server") from None
+
+
+def asgi_app(emulator: Emulator) -> Any:
+    """A starlette app answering every path through `emulator.handle`."""
+    applications = _import("starlette.applications")
+    responses = _import("starlette.responses")
+    routing = _import("starlette.routing")
+    concurrency = _import("starlette.concurrency")
+
+    async def endpoint(request: Any) -> Any:
+        body = await request.body()
+        args = (request.method, request.url.path)
+        kwargs = {"query": request.url.query, "headers": dict(request.headers), "body": body}
+        if emulator.upstream is not None:  # forwarding blocks: keep the loop free
+            reply = await concurrency.run_in_threadpool(emulator.handle, *args, **kwargs)
+        else:
+            reply = emulator.handle(*args, **kwargs)
+        headers = dict(reply.headers)
+        media_type = headers.pop("content-type", None)
+        return responses.Response(
+            reply.body, status_code=reply.status, headers=headers, media_type=media_type
+        )
+
+    route = routing.Route("/{path:path}", endpoint, methods=_METHODS)
+    return applications.Starlette(routes=[route])
+
+
+def _bind(host: str, port: int) -> socket.socket:
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((host, port))
+    except OSError as exc:
+        sock.close()
+        raise UserError(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from None
+    sock.listen(128)
+    sock.setblocking(False)
+    return sock
+
+
+def _config(app: Any, host: str, port: int) -> Any:
+    uvicorn = _import("uvicorn")
+    return uvicorn.Config(
+        app, host=host, port=port, log_level="warning", access_log=False, lifespan="off"
+    )
+
+
+class ServerThread:
+    """uvicorn on a daemon thread, on a socket bound before the thread starts."""
+
+    def __init__(self, app: Any, *, host: str = "127.0.0.1", port: int = 0) -> None:
+        self.host = host
+        self._sock = _bind(host, port)
+        self.port: int = self._sock.getsockname()[1]
+        """The port actually bound (a free one when 0 was asked)."""
+        uvicorn = _import("uvicorn")
+        self._server = uvicorn.Server(_config(app, host, self.port))
+        self._thread = threading.Thread(
+            target=self._run, name=f"donegate-emulator-{self.port}", daemon=True
+        )
+
+    @property
+    def base_url(self) -> str:
+        """``http://host:port``."""
+        host = f"[{self.host}]" if ":" in self.host else self.host
+        return f"http://{host}:{self.port}"
+
+    def _run(self) -> None:
+        asyncio.run(self._server.serve(sockets=[self._sock]))
+
+    def start(self, timeout: float = 10.0) -> None:
+        """Start; return once the server accepts connections."""
+        self._thread.start()
+        deadline = time.monotonic() + timeout
+        while not self._server.started:
+            if not self._thread.is_alive() or time.monotonic() > deadline:
+                raise UserError(f"the emulator did not start on {self.base_url}")
+            time.sleep(0.005)
+
+    def stop(self, timeout: float = 10.0) -> None:
+        """Ask uvicorn to exit and wait for the thread."""
+        self._server.should_exit = True
+        self._thread.join(timeout)
+        self._sock.close()
+
+
+def serve_forever(
+    app: Any, *, host: str, port: int, on_ready: Callable[[str], None] | None = None
+) -> None:
+    """Serve in the foreground until SIGINT or SIGTERM (uvicorn handles the signals)."""
+    uvicorn = _import("uvicorn")
+    sock = _bind(host, port)
+    bound = sock.getsockname()[1]
+    if on_ready is not None:
+        shown = f"[{host}]" if ":" in host else host
+        on_ready(f"http://{shown}:{bound}")
+    try:
+        uvicorn.Server(_config(app, host, bound)).run(sockets=[sock])
+    finally:
+        sock.close()

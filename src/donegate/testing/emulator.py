@@ -1,0 +1,409 @@
+"""A provider-emulating HTTP server: any agent, in any language, against a script.
+
+`Emulator` serves scripted turns on the providers' real endpoints, so an agent built on the
+official SDKs (or on none: Claude Code, a curl loop) is tested with the bytes it meets in
+production::
+
+    POST /v1/chat/completions                      OpenAI Chat Completions
+    POST /v1/responses                             OpenAI Responses
+    POST /v1/messages                              Anthropic Messages
+    POST /v1/messages/count_tokens                 Anthropic token count (a rough one)
+    POST /v1beta/models/{model}:generateContent    Gemini (also under /v1/)
+    POST /v1beta/models/{model}:streamGenerateContent   ?alt=sse: SSE, otherwise a JSON array
+    GET  /v1/models, /v1beta/models                minimal model lists, for clients that probe
+    GET  /_donegate/requests, /_donegate/status    the request log; turns served per script
+
+Each conversation is a `ScriptedModel`, and each request goes through its ``handler(api)``: the
+same turn selection and the same wire rendering as the in-process player, so a script replays
+alike in both. Several scripts are several conversations, chosen by the
+``x-donegate-conversation`` header (an index or the script file's stem), else in order: the
+first conversation with turns left answers. A call past the last turn is an HTTP 500 in the
+provider's error shape saying "model called N times but script has M turns".
+
+With ``upstream`` the emulator is a recording proxy instead (see `donegate.testing.recorder`).
+The HTTP side (starlette + uvicorn, the ``server`` extra) lives in `donegate.testing._server`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import TracebackType
+from typing import TYPE_CHECKING, Any
+
+from donegate.errors import DonegateError, UnsupportedTurn, UserError
+from donegate.messages import Ending, ErrorInfo, Message, Turn
+from donegate.models.registry import wire_format
+from donegate.testing import _routes
+from donegate.testing._routes import Reply, Route
+from donegate.testing.player import ScriptedModel, is_retryable
+from donegate.testing.script import Script, describe_turn
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    import httpx2
+
+    from donegate.testing._server import ServerThread
+    from donegate.testing.recorder import Recorder
+
+__all__ = ["CONVERSATION_HEADER", "Conversation", "Emulator", "Reply"]
+
+CONVERSATION_HEADER = "x-donegate-conversation"
+"""Request header naming the conversation (an index or a script file's stem) to answer from."""
+
+_SECRET_HEADERS = frozenset(
+    ("authorization", "proxy-authorization", "x-api-key", "x-goog-api-key", "api-key", "cookie")
+)
+
+
+@dataclass(frozen=True, slots=True)
+class _Incoming:
+    """One request as received."""
+
+    method: str
+    path: str
+    query: str
+    headers: dict[str, str]
+    body: bytes
+    parsed: Any
+    problem: str | None
+
+
+@dataclass(slots=True)
+class Conversation:
+    """One script being served: its player, and a handler per wire format asked for."""
+
+    name: str
+    """The script file's stem, or ``conversation<N>``."""
+    model: ScriptedModel
+    """The player; its `requests` are every request this conversation answered."""
+    handlers: dict[str, Callable[[httpx2.Request], httpx2.Response]] = field(default_factory=dict)
+
+    @property
+    def used(self) -> bool:
+        """True once every turn has been served."""
+        return self.model.calls >= len(self.model.turns)
+
+    def status(self, index: int) -> dict[str, Any]:
+        """The turn count for ``/_donegate/status``."""
+        unused = self.model.unused_turns
+        first = len(self.model.turns) - len(unused)
+        return {
+            "index": index,
+            "name": self.name,
+            "source": self.model.source,
+            "turns": len(self.model.turns),
+            "served": self.model.calls,
+            "unused": [f"turns[{first + i}]: {describe_turn(t)}" for i, t in enumerate(unused)],
+            "errors": [str(e) for e in self.model.errors],
+        }
+
+
+class Emulator:
+    """A provider-emulating server; a context manager that runs it on a background thread.
+
+    ``with Emulator("refund.yaml") as emu:`` then point a client at ``emu.base_url`` (OpenAI
+    clients at ``emu.base_url + "/v1"``). `handle` answers one request without any HTTP, for
+    callers that bring their own server.
+    """
+
+    def __init__(
+        self,
+        *scripts: Script | ScriptedModel | Iterable[Turn] | str | os.PathLike[str],
+        host: str = "127.0.0.1",
+        port: int = 0,
+        log: str | os.PathLike[str] | None = None,
+        upstream: str | None = None,
+        recorder: Recorder | None = None,
+    ) -> None:
+        self.host = host
+        """The interface to listen on (loopback by default)."""
+        self.port = port
+        """The port; 0 picks a free one when the server starts."""
+        self.upstream = upstream.rstrip("/") if upstream else None
+        """Proxy mode: forward every model request here instead of answering from scripts."""
+        self.recorder = recorder
+        """Proxy mode: receives every exchange forwarded upstream."""
+        if self.upstream and self.recorder is None:
+            from donegate.testing.recorder import Recorder
+
+            self.recorder = Recorder()
+        self.conversations: list[Conversation] = []
+        """The scripts served, in load order."""
+        self._log: list[dict[str, Any]] = []
+        self._log_path = os.fspath(log) if log is not None else None
+        self._log_file: Any = None
+        self._lock = threading.RLock()
+        self._server: ServerThread | None = None
+        self._upstream_client: Any = None
+        for script in scripts:
+            self.load(script)
+
+    # -- scripts -----------------------------------------------------------------------------
+
+    def load(
+        self,
+        source: Script | ScriptedModel | Iterable[Turn] | str | os.PathLike[str],
+        *,
+        name: str | None = None,
+    ) -> ScriptedModel:
+        """Add a conversation (a script file, a `Script`, turns or a player); return its player."""
+        model = source if isinstance(source, ScriptedModel) else ScriptedModel(source)
+        with self._lock:
+            if name is None:
+                src = model.source
+                name = Path(src).stem if src else f"conversation{len(self.conversations)}"
+            self.conversations.append(Conversation(name=name, model=model))
+        return model
+
+    @property
+    def requests(self) -> list[dict[str, Any]]:
+        """The request log: one JSON-ready entry per request received, in order."""
+        with self._lock:
+            return list(self._log)
+
+    def status(self) -> dict[str, Any]:
+        """Turns served and left per conversation (what ``GET /_donegate/status`` answers)."""
+        with self._lock:
+            convs = [c.status(i) for i, c in enumerate(self.conversations)]
+            return {
+                "requests": len(self._log),
+                "conversations": convs,
+                "unused_turns": sum(len(c["unused"]) for c in convs),
+                "errors": sum(len(c["errors"]) for c in convs),
+            }
+
+    def assert_exhausted(self) -> None:
+        """Fail unless every conversation used all its turns and nothing went wrong."""
+        problems: list[str] = []
+        for conv in self.conversations:
+            try:
+                conv.model.assert_exhausted()
+            except AssertionError as exc:
+                problems.append(f"conversation {conv.name!r}: {exc}")
+        if problems:
+            raise AssertionError("\n".join(problems))
+
+    # -- one request, no HTTP ----------------------------------------------------------------
+
+    def handle(
+        self,
+        method: str,
+        path: str,
+        *,
+        query: str = "",
+        headers: Mapping[str, str] | None = None,
+        body: bytes = b"",
+    ) -> Reply:
+        """The reply to one request (headers with lower-case names)."""
+        heads = {k.lower(): v for k, v in (headers or {}).items()}
+        route = _routes.route(method, path, heads, query)
+        if route.kind == "admin":
+            return self._admin(route)
+        entry: dict[str, Any] = {
+            "seq": 0,
+            "method": method,
+            "path": path,
+            "query": _routes.redact_query(query),
+            "headers": {k: v for k, v in heads.items() if k not in _SECRET_HEADERS},
+            "api": route.api,
+            "kind": route.kind,
+        }
+        parsed, problem = _routes.json_body(body)
+        if body:
+            entry["body"] = parsed if problem is None else body.decode("utf-8", "replace")
+        incoming = _Incoming(method, path, query, heads, body, parsed, problem)
+        if self.upstream is not None and route.kind != "ping":
+            reply = self._forward(route, incoming)
+        elif route.kind == "model":
+            reply = self._answer(route, incoming, entry)
+        else:
+            reply = _routes.static_reply(route, parsed)
+        entry["status"] = reply.status
+        self._record(entry)
+        return reply
+
+    def _answer(self, route: Route, incoming: _Incoming, entry: dict[str, Any]) -> Reply:
+        api = route.api
+        assert api is not None
+        path, query, heads, body = incoming.path, incoming.query, incoming.headers, incoming.body
+        parsed, problem = incoming.parsed, incoming.problem
+        if problem is not None or not isinstance(parsed, dict):
+            return _error(api, 400, f"{api}: unreadable request body: {problem or 'not an object'}")
+        import httpx2
+
+        with self._lock:
+            try:
+                index, conv = self._select(heads.get(CONVERSATION_HEADER))
+            except UserError as exc:
+                return _error(api, 400, str(exc))
+            entry["conversation"] = conv.name
+            entry["conversation_index"] = index
+            entry["turn"] = conv.model.calls
+            try:
+                handler = conv.handlers.get(api) or conv.model.handler(api)
+            except UnsupportedTurn as exc:
+                return _error(api, 400, str(exc))
+            conv.handlers[api] = handler
+            errors = len(conv.model.errors)
+            url = f"http://emulator{path}" + (f"?{query}" if query else "")
+            response = handler(httpx2.Request("POST", url, headers=heads, content=body))
+            failed: DonegateError | None = None
+            if len(conv.model.errors) > errors:
+                failed = conv.model.errors[-1]
+                entry["error"] = str(failed)
+        if failed is not None:
+            # A test-kit failure: the provider's own error shape, and no SDK retry of it.
+            return _error(api, response.status_code, str(failed))
+        headers = {
+            k: v for k, v in response.headers.items() if k.lower() not in _routes.HOP_HEADERS
+        }
+        reply = Reply(status=response.status_code, body=response.content, headers=headers)
+        if route.stream_array:
+            reply = _routes.sse_to_array(reply)
+        return reply
+
+    def _select(self, wanted: str | None) -> tuple[int, Conversation]:
+        convs = self.conversations
+        if not convs:
+            raise UserError("no script loaded: start the emulator with a script, or call load()")
+        if wanted is not None:
+            wanted = wanted.strip()
+            if wanted.isdigit() and int(wanted) < len(convs):
+                return int(wanted), convs[int(wanted)]
+            for i, conv in enumerate(convs):
+                if conv.name == wanted:
+                    return i, conv
+            names = ", ".join(f"{i} ({c.name})" for i, c in enumerate(convs))
+            raise UserError(f"{CONVERSATION_HEADER}: no conversation {wanted!r}; have {names}")
+        for i, conv in enumerate(convs):
+            if not conv.used:
+                return i, conv
+        return len(convs) - 1, convs[-1]  # every script used: the last one reports the extra call
+
+    def _admin(self, route: Route) -> Reply:
+        if route.name == "requests":
+            return Reply.json(200, self.requests)
+        return Reply.json(200, self.status())
+
+    def _record(self, entry: dict[str, Any]) -> None:
+        with self._lock:
+            entry["seq"] = len(self._log)
+            self._log.append(entry)
+            if self._log_path is not None:
+                if self._log_file is None:
+                    self._log_file = open(self._log_path, "w", encoding="utf-8")  # noqa: SIM115
+                self._log_file.write(json.dumps(entry, ensure_ascii=False) + "\n")
+                self._log_file.flush()
+
+    # -- proxy mode --------------------------------------------------------------------------
+
+    def _forward(self, route: Route, incoming: _Incoming) -> Reply:
+        import httpx2
+
+        method, path, query = incoming.method, incoming.path, incoming.query
+        heads, body, parsed = incoming.headers, incoming.body, incoming.parsed
+        assert self.upstream is not None
+        with self._lock:
+            if self._upstream_client is None:
+                self._upstream_client = httpx2.Client(timeout=600.0)
+            client = self._upstream_client
+        url = self.upstream + path + (f"?{query}" if query else "")
+        send = {k: v for k, v in heads.items() if k not in _routes.PROXY_DROP}
+        send["accept-encoding"] = "identity"
+        try:
+            response = client.request(method, url, headers=send, content=body)
+        except httpx2.HTTPError as exc:
+            return _error(route.api or "openai-chat", 502, f"upstream {self.upstream}: {exc}")
+        headers = {
+            k: v for k, v in response.headers.items() if k.lower() not in _routes.HOP_HEADERS
+        }
+        reply = Reply(status=response.status_code, body=response.content, headers=headers)
+        if route.kind == "model" and route.api is not None and isinstance(parsed, dict):
+            assert self.recorder is not None
+            self.recorder.add(
+                route.api,
+                parsed,
+                status=reply.status,
+                body=reply.body.decode("utf-8", "replace"),
+                stream=route.stream or parsed.get("stream") is True,
+                retry_after=reply.headers.get("retry-after"),
+            )
+        return reply
+
+    # -- the server --------------------------------------------------------------------------
+
+    @property
+    def base_url(self) -> str:
+        """``http://host:port`` of the running server (OpenAI clients want ``+ "/v1"``)."""
+        if self._server is None:
+            raise UserError("the emulator is not running: use it as a context manager or start()")
+        return self._server.base_url
+
+    def app(self) -> Any:
+        """The ASGI application answering through `handle` (starlette; the ``server`` extra)."""
+        from donegate.testing._server import asgi_app
+
+        return asgi_app(self)
+
+    def start(self) -> Emulator:
+        """Start serving on a background thread; returns once the port accepts connections."""
+        from donegate.testing._server import ServerThread
+
+        if self._server is None:
+            self._server = ServerThread(self.app(), host=self.host, port=self.port)
+            self._server.start()
+            self.port = self._server.port
+        return self
+
+    def stop(self) -> None:
+        """Stop the server, close the log, and in proxy mode leave the recorder complete."""
+        if self._server is not None:
+            self._server.stop()
+            self._server = None
+        with self._lock:
+            if self._log_file is not None:
+                self._log_file.close()
+                self._log_file = None
+            if self._upstream_client is not None:
+                self._upstream_client.close()
+                self._upstream_client = None
+
+    def serve(self, on_ready: Callable[[str], None] | None = None) -> None:
+        """Serve in the foreground until interrupted; `on_ready` gets the base URL first."""
+        from donegate.testing._server import serve_forever
+
+        try:
+            serve_forever(self.app(), host=self.host, port=self.port, on_ready=on_ready)
+        finally:
+            self.stop()
+
+    def __enter__(self) -> Emulator:
+        return self.start()
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.stop()
+
+
+def _error(api: str, status: int, message: str) -> Reply:
+    """The provider's own error body for `status`, marked so SDKs do not retry it."""
+    turn = Turn(
+        message=Message(role="assistant", parts=()),
+        ending=Ending.ERROR,
+        error=ErrorInfo(status=status, message=message),
+    )
+    rendered = wire_format(api).render_response(turn)
+    headers = {"content-type": rendered.content_type, **rendered.headers}
+    if is_retryable(status):
+        headers["x-should-retry"] = "false"
+    return Reply(status=status, body=rendered.body.encode("utf-8"), headers=headers)
