@@ -228,7 +228,8 @@ def agent_loop(config: LoopConfig, transcript: list[Message]) -> Generator[Actio
          tool becomes an error result. A finish-tool call with valid arguments is a claim (5).
          If this was the last allowed call, the calls are recorded as not executed and the run
          ends ``max_steps``: no side effect the model never sees.
-       - ``complete``: a claim (5).
+       - ``complete``: a claim (5); so is an ``empty`` turn carrying thinking (a progress
+         update) when a gate is configured.
        - ``truncated``: retry once with a doubled output limit (or ask to resume); a partial
          tool call is never executed. Then ``truncated``.
        - ``malformed_tool_call``: feed the parse error back as error results, twice at most.
@@ -378,7 +379,12 @@ def agent_loop(config: LoopConfig, transcript: list[Message]) -> Generator[Actio
             emit_appended(calls, turn.message, Message.tool_results(done))
             continue
 
-        if ending is Ending.COMPLETE:
+        # An empty turn that carries thinking (an Opus 5.5 progress update) is a report, not a
+        # failure, when a gate decides completion: the gate continues it.
+        claim = ending is Ending.COMPLETE or (
+            ending is Ending.EMPTY and config.gate is not None and bool(turn.thinking)
+        )
+        if claim:
             emit_appended(calls, turn.message)
             verdict = yield from _judge(config, turn, transcript, None)
             if verdict is None or verdict.action == "accept":

@@ -292,3 +292,61 @@ def test_a_prose_answer_also_ends_a_run_with_a_finish_tool(mode: str) -> None:
     p = play({"prompt": "decide", "finish_tool": FINISH, "turns": [{"text": "Refund it."}]}, mode)
     assert (p.result.status, p.player.calls, p.result.output) == (Status.COMPLETE, 1, None)
     assert p.result.text == "Refund it."
+
+
+@pytest.mark.parametrize("mode", ["anthropic-messages/json", "anthropic-messages/sse"])
+def test_progress_updates_arrive_as_events_under_display_updates(mode: str) -> None:
+    from donegate.events import Progress
+    from donegate.models.base import ModelSettings
+
+    thinking = {"type": "enabled", "budget_tokens": 1024, "display": "updates"}
+    p = play(
+        {
+            "prompt": "migrate",
+            "tools": {"migrate": {"returns": "ok"}},
+            "turns": [
+                {"thinking": "Progress: 4 of 6 done.", "tool_call": "migrate", "args": {}},
+                {"text": "All 6 endpoints migrated."},
+            ],
+        },
+        mode,
+        settings=ModelSettings(extra_body={"thinking": thinking}),
+    )
+    assert p.result.text == "All 6 endpoints migrated."
+    assert [e.text for e in p.events if isinstance(e, Progress)] == ["Progress: 4 of 6 done."]
+
+
+class ContinueOnce:
+    """A gate that asks for one more turn, then accepts."""
+
+    def __init__(self) -> None:
+        self.claims: list[str] = []
+
+    def judge(self, claim: object, transcript: object, output: object) -> object:
+        from donegate.loop import Verdict
+
+        self.claims.append(getattr(claim, "ending", None).value)  # type: ignore[union-attr]
+        if len(self.claims) == 1:
+            return Verdict(action="continue", message="Not done yet: 2 endpoints left.")
+        return Verdict(action="accept")
+
+
+def test_with_a_gate_a_progress_only_turn_is_a_report_that_is_continued() -> None:
+    gate = ContinueOnce()
+    p = play(
+        {
+            "prompt": "migrate",
+            "turns": [{"thinking": "Progress: 4 of 6 done."}, {"text": "All 6 migrated."}],
+        },
+        "direct",
+        gate=gate,
+    )
+    assert (p.result.status, p.player.calls) == (Status.COMPLETE, 2)
+    assert gate.claims == ["empty", "complete"]
+    nudge = p.player.requests[1].messages[-1]
+    assert (nudge.role, nudge.text) == ("user", "Not done yet: 2 endpoints left.")
+
+
+def test_without_a_gate_a_progress_only_turn_ends_empty() -> None:
+    p = play({"prompt": "migrate", "turns": [{"thinking": "Progress: 4 of 6 done."}]}, "direct")
+    assert (p.result.status, p.player.calls) == (Status.EMPTY, 1)

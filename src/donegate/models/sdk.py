@@ -60,10 +60,14 @@ class StainlessModel:
         """``provider:model``."""
         return f"{self.provider}:{self.model}"
 
-    def _body(self, request: ModelRequest, stream: bool) -> dict[str, Any]:
-        return self._wire.render_request(replace(request, model=self.model, stream=stream))
+    def _wire_for(self, request: ModelRequest) -> WireFormat:
+        """The wire format that reads this request's response (some depend on the request)."""
+        return self._wire
 
-    def _http_error(self, exc: Exception) -> Turn:
+    def _body(self, wire: WireFormat, request: ModelRequest, stream: bool) -> dict[str, Any]:
+        return wire.render_request(replace(request, model=self.model, stream=stream))
+
+    def _http_error(self, wire: WireFormat, exc: Exception) -> Turn:
         status = getattr(exc, "status_code", None)
         response = getattr(exc, "response", None)
         if isinstance(status, int) and response is not None:
@@ -71,7 +75,7 @@ class StainlessModel:
                 body: Any = response.json()
             except ValueError:
                 body = response.text
-            return self._wire.parse_error(status, body, retry_after=_retry_after(response.headers))
+            return wire.parse_error(status, body, retry_after=_retry_after(response.headers))
         return error_turn(
             api=self.api,
             ending=Ending.ERROR,
@@ -85,33 +89,39 @@ class StainlessModel:
         if self._is_async:
             return asyncio.run(self.arequest(request))
         httpx2 = _import("httpx2", self.extra)
+        wire = self._wire_for(request)
         try:
             response = self.client.post(
-                self.path, body=self._body(request, False), cast_to=httpx2.Response
+                self.path, body=self._body(wire, request, False), cast_to=httpx2.Response
             )
         except self._sdk.APIError as exc:
-            return self._http_error(exc)
-        return self._wire.parse_response(response.json())
+            return self._http_error(wire, exc)
+        return wire.parse_response(response.json())
 
     async def arequest(self, request: ModelRequest) -> Turn:
         """One call through the async SDK client (a sync client runs on a thread)."""
         if not self._is_async:
             return await asyncio.to_thread(self.request, request)
         httpx2 = _import("httpx2", self.extra)
+        wire = self._wire_for(request)
         try:
             response = await self.client.post(
-                self.path, body=self._body(request, False), cast_to=httpx2.Response
+                self.path, body=self._body(wire, request, False), cast_to=httpx2.Response
             )
         except self._sdk.APIError as exc:
-            return self._http_error(exc)
-        return self._wire.parse_response(response.json())
+            return self._http_error(wire, exc)
+        return wire.parse_response(response.json())
 
     async def astream(self, request: ModelRequest) -> AsyncIterator[str | Turn]:
-        """Stream: text deltas as they arrive, then the turn."""
+        """Stream: text deltas as they arrive, then the turn.
+
+        An async client streams line by line; a sync client's response is read on a thread.
+        """
         httpx2 = _import("httpx2", self.extra)
-        acc = self._wire.stream()
+        wire = self._wire_for(request)
+        acc = wire.stream()
         decoder = SSEDecoder()
-        body = self._body(request, True)
+        body = self._body(wire, request, True)
         try:
             if self._is_async:
                 response = await self.client.post(
@@ -134,7 +144,7 @@ class StainlessModel:
                     for delta in _feed(decoder, acc, line):
                         yield delta
         except self._sdk.APIError as exc:
-            yield self._http_error(exc)
+            yield self._http_error(wire, exc)
             return
         event = decoder.flush()
         if event is not None:
@@ -170,3 +180,12 @@ class AnthropicModel(StainlessModel):
     provider = "anthropic"
     sdk = "anthropic"
     extra = "anthropic"
+
+    def _wire_for(self, request: ModelRequest) -> WireFormat:
+        """Under ``thinking.display: "updates"`` (Opus 5.5) thinking text is a progress update."""
+        thinking = request.settings.extra_body.get("thinking")
+        if isinstance(thinking, dict) and thinking.get("display") == "updates":
+            from donegate.models.anthropic_messages import AnthropicMessages
+
+            return AnthropicMessages(thinking_display="updates")
+        return wire_format(self.api)
