@@ -26,6 +26,7 @@ from donegate.testing import (
 pytestmark = pytest.mark.slow
 
 SCRIPTS = Path(__file__).resolve().parents[1] / "scripts"
+CLAUDE = Path(__file__).resolve().parent / "claude_code"  # scripts of Claude Code's own behaviour
 
 
 def claude_binary() -> str:
@@ -60,7 +61,7 @@ def run_claude(emu: Emulator, prompt: str, workdir: Path, home: Path) -> tuple[i
 
 
 def test_a_scripted_write_and_bash_run_for_real(tmp_path: Path) -> None:
-    with Emulator(SCRIPTS / "claude_code_write.yaml") as emu:
+    with Emulator(CLAUDE / "write.yaml") as emu:
         code, result = run_claude(emu, "write hello.txt", tmp_path / "work", tmp_path / "home")
         emu.assert_exhausted()
         transcript = transcript_from(emu)
@@ -79,7 +80,7 @@ def test_a_scripted_write_and_bash_run_for_real(tmp_path: Path) -> None:
 
 
 def test_a_truncated_turn_is_resumed(tmp_path: Path) -> None:
-    with Emulator(SCRIPTS / "claude_code_truncated.yaml") as emu:
+    with Emulator(CLAUDE / "truncated.yaml") as emu:
         code, result = run_claude(emu, "summarize", tmp_path / "work", tmp_path / "home")
         emu.assert_exhausted()
         second = transcript_from(emu)
@@ -92,7 +93,7 @@ def test_a_truncated_turn_is_resumed(tmp_path: Path) -> None:
 
 
 def test_truncated_every_time_ends_in_an_error_result(tmp_path: Path) -> None:
-    with Emulator(SCRIPTS / "claude_code_truncated_out.yaml") as emu:
+    with Emulator(CLAUDE / "truncated_out.yaml") as emu:
         code, result = run_claude(emu, "summarize", tmp_path / "work", tmp_path / "home")
         emu.assert_exhausted()
     assert code == 1

@@ -40,15 +40,15 @@ def emulator() -> Iterator[Emulator]:
         yield emu
 
 
-def oa(emu: Emulator) -> openai.OpenAI:
+def oa(emu: Emulator) -> Any:  # Any: the SDKs' TypedDict params would need a cast per call
     return openai.OpenAI(api_key="sk-test", base_url=emu.base_url + "/v1", max_retries=0)
 
 
-def an(emu: Emulator) -> anthropic.Anthropic:
+def an(emu: Emulator) -> Any:
     return anthropic.Anthropic(api_key="sk-ant-test", base_url=emu.base_url, max_retries=0)
 
 
-def gm(emu: Emulator) -> genai.Client:
+def gm(emu: Emulator) -> Any:
     return genai.Client(api_key="test", http_options=gtypes.HttpOptions(base_url=emu.base_url))
 
 
@@ -80,8 +80,8 @@ def chat(emu: Emulator, messages: list[dict[str, Any]], stream: bool) -> dict[st
             out["refusal"] = (out["refusal"] or "") + c.delta.refusal
         for tc in c.delta.tool_calls or []:
             if tc.id:
-                out["calls"].append([tc.function.name, "", tc.id])  # type: ignore[union-attr]
-            args.setdefault(tc.index, []).append(tc.function.arguments or "")  # type: ignore[union-attr]
+                out["calls"].append([tc.function.name, "", tc.id])
+            args.setdefault(tc.index, []).append(tc.function.arguments or "")
         out["finish"] = c.finish_reason or out["finish"]
     for i, call in enumerate(out["calls"]):
         call[1] = "".join(args[i])
@@ -96,7 +96,7 @@ def test_openai_chat_tool_call_then_text(emulator: Emulator, stream: bool) -> No
     first = chat(emulator, [{"role": "user", "content": "find x"}], stream)
     assert first["finish"] == "tool_calls"
     assert [(n, json.loads(a), i) for n, a, i in first["calls"]] == [("search", {"q": "x"}, "c1")]
-    history = [
+    history: list[dict[str, Any]] = [
         {"role": "user", "content": "find x"},
         {"role": "assistant", "content": None, "tool_calls": [
             {"id": "c1", "type": "function", "function": {"name": "search", "arguments": "{}"}}]},
@@ -190,7 +190,7 @@ def test_anthropic_tool_call_truncated_refused(emulator: Emulator, stream: bool)
     assert m.stop_reason == "tool_use"
     uses = [(b.name, b.input, b.id) for b in m.content if b.type == "tool_use"]
     assert uses == [("search", {"q": "x"}, "c1")]
-    follow = [
+    follow: list[dict[str, Any]] = [
         {"role": "user", "content": "find x"},
         {"role": "assistant", "content": [
             {"type": "tool_use", "id": "c1", "name": "search", "input": {"q": "x"}}]},
@@ -275,7 +275,7 @@ def test_gemini_tool_call_truncated_filtered(emulator: Emulator, stream: bool) -
 def test_gemini_stream_without_alt_sse_is_a_json_array(emulator: Emulator) -> None:
     emulator.load(TOOL)
     url = emulator.base_url + "/v1beta/models/gemini-2.5-flash:streamGenerateContent"
-    body = {"contents": [{"role": "user", "parts": [{"text": "find x"}]}]}
+    body: dict[str, Any] = {"contents": [{"role": "user", "parts": [{"text": "find x"}]}]}
     r = httpx2.post(url, json=body)
     assert r.headers["content-type"].startswith("application/json")
     chunks = r.json()
@@ -316,7 +316,7 @@ def test_an_extra_call_is_a_500_in_the_providers_shape(emulator: Emulator) -> No
 def test_http_error_turns_keep_the_real_status_body_and_retry_after(emulator: Emulator) -> None:
     emulator.load(SCRIPTS / "http_error_then_text.yaml")
     url = emulator.base_url + "/v1/messages"
-    body = {"model": "claude-sonnet-4-6", "max_tokens": 10,
+    body: dict[str, Any] = {"model": "claude-sonnet-4-6", "max_tokens": 10,
             "messages": [{"role": "user", "content": "x"}]}  # fmt: skip
     r = httpx2.post(url, json=body)
     assert r.status_code == 529
@@ -329,7 +329,7 @@ def test_http_error_turns_keep_the_real_status_body_and_retry_after(emulator: Em
 
 def test_unknown_fields_and_roles_are_tolerated(emulator: Emulator) -> None:
     emulator.load(TOOL)
-    body = {
+    body: dict[str, Any] = {
         "model": "claude-x",
         "max_tokens": 10,
         "future_field": {"anything": True},

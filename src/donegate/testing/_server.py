@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import importlib
+import signal
 import socket
 import threading
 import time
@@ -125,7 +126,17 @@ def serve_forever(
     if on_ready is not None:
         shown = f"[{host}]" if ":" in host else host
         on_ready(f"http://{shown}:{bound}")
+    # uvicorn re-raises the signal that stopped it once it has shut down: turn SIGTERM, like
+    # SIGINT, into KeyboardInterrupt so the caller still prints its summary and saves its file.
+    previous = signal.signal(signal.SIGTERM, _interrupt)
     try:
         uvicorn.Server(_config(app, host, bound)).run(sockets=[sock])
+    except KeyboardInterrupt:
+        pass
     finally:
+        signal.signal(signal.SIGTERM, previous)
         sock.close()
+
+
+def _interrupt(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt

@@ -120,7 +120,12 @@ class Emulator:
         log: str | os.PathLike[str] | None = None,
         upstream: str | None = None,
         recorder: Recorder | None = None,
+        base_dir: str | os.PathLike[str] | None = None,
     ) -> None:
+        self.base_dir = Path(base_dir) if base_dir is not None else None
+        """Relative script paths given to `load` resolve here (default: the working directory)."""
+        self.strict = False
+        """Read by the pytest fixture: check `assert_exhausted` at teardown."""
         self.host = host
         """The interface to listen on (loopback by default)."""
         self.port = port
@@ -153,6 +158,8 @@ class Emulator:
         name: str | None = None,
     ) -> ScriptedModel:
         """Add a conversation (a script file, a `Script`, turns or a player); return its player."""
+        if isinstance(source, str | os.PathLike) and self.base_dir is not None:
+            source = self.base_dir / source  # an absolute `source` stays as it is
         model = source if isinstance(source, ScriptedModel) else ScriptedModel(source)
         with self._lock:
             if name is None:

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 if TYPE_CHECKING:
+    from donegate.testing.emulator import Emulator
     from donegate.testing.player import ScriptedModel
     from donegate.testing.script import Script
 
@@ -23,6 +24,7 @@ __all__ = [
     "pytest_addoption",
     "pytest_collection_modifyitems",
     "pytest_configure",
+    "pytest_runtest_makereport",
     "scripted_model",
 ]
 
@@ -106,13 +108,28 @@ def scripted_model(request: pytest.FixtureRequest) -> Iterator[Callable[..., Scr
 
 
 @pytest.fixture
-def donegate_emulator() -> Iterator[Any]:
+def donegate_emulator(request: pytest.FixtureRequest) -> Iterator[Emulator]:
     """A provider-emulating HTTP server on 127.0.0.1; load scripts with ``.load(path)``.
 
     Point any client at ``emulator.base_url`` (OpenAI: ``base_url + "/v1"``; Anthropic and Gemini:
-    ``base_url``); ``emulator.requests`` is its request log.
+    ``base_url``); ``emulator.requests`` is its request log. Relative script paths resolve
+    against the test file's folder. Strict like `scripted_model`: a passing test fails at
+    teardown if a script was not used up or a call went past its end (set
+    ``emulator.strict = False`` to allow that).
     """
     from donegate.testing.emulator import Emulator
 
-    with Emulator() as emulator:
+    base = Path(str(request.node.fspath)).parent
+    with Emulator(base_dir=base) as emulator:
+        emulator.strict = True
         yield emulator
+        if emulator.strict and not getattr(request.node, "_donegate_failed", False):
+            emulator.assert_exhausted()
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Any:
+    report = yield
+    if report.when == "call" and report.failed:
+        item._donegate_failed = True  # type: ignore[attr-defined]  # read by strict fixtures
+    return report

@@ -24,16 +24,18 @@ import threading
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import yaml
 
-from donegate.errors import UserError
+from donegate.errors import MissingExtra, UserError
 from donegate.messages import Turn
 from donegate.testing import _replay
 
-if TYPE_CHECKING:
+try:
     import httpx2
+except ImportError:  # pragma: no cover - every SDK extra brings httpx2
+    raise MissingExtra("httpx2", "openai") from None
 
 __all__ = [
     "DEFAULT_SECRET_PATTERNS",
@@ -223,7 +225,7 @@ def _dump_yaml(data: Mapping[str, Any]) -> str:
     return text
 
 
-class RecordingTransport:
+class RecordingTransport(httpx2.BaseTransport, httpx2.AsyncBaseTransport):
     """An ``httpx2`` transport that records model exchanges on their way through `inner`.
 
     Works as a sync and as an async transport (whichever `inner` is); non-model requests pass
@@ -263,8 +265,6 @@ class RecordingTransport:
         )
 
     def _copy(self, response: httpx2.Response) -> httpx2.Response:
-        import httpx2
-
         drop = ("content-encoding", "content-length", "transfer-encoding")
         headers = [(k, v) for k, v in response.headers.items() if k.lower() not in drop]
         return httpx2.Response(
