@@ -15,7 +15,7 @@ def app() -> None:
 
 def _register() -> None:
     # Imported for their side effect of adding commands to `app`.
-    from donegate.cli import classify, demo, emulate, hook, replay, run, verify  # noqa: F401
+    from donegate.cli import classify, demo, emulate, hook, queue, replay, run, verify  # noqa: F401
 
 
 _register()

@@ -9,6 +9,7 @@ advisory lock (PostgreSQL), so workers starting together migrate once.
 
 from __future__ import annotations
 
+import logging
 import os
 import threading
 from collections.abc import Iterator
@@ -117,6 +118,7 @@ class Database:
         from alembic import command  # alembic loads slowly; only needed here
         from alembic.config import Config
 
+        logging.getLogger("alembic").setLevel(logging.WARNING)  # one line per open is noise
         config = Config()
         config.set_main_option("script_location", MIGRATIONS)
         try:

@@ -35,19 +35,69 @@ from donegate.store.base import Evidence, Lease, LeaseLost, Outcome, RunRecord
 
 __all__ = ["JournalMixin", "fence", "put_checklist", "stop_row"]
 
+# Hot-path statements are built once: building a Core statement costs several times more than
+# executing a cached one (bind names carry a b_ prefix; SQLAlchemy reserves column names).
+_B = sa.bindparam
+_HELD = sa.and_(
+    tasks_t.c.id == _B("b_task"),
+    tasks_t.c.lease_epoch == _B("b_epoch"),
+    tasks_t.c.status == "running",
+)
+_FENCE = sa.update(tasks_t).where(_HELD).values(heartbeat_at=_B("b_now"))
+_LAST_SEQ = sa.select(sa.func.max(messages_t.c.seq)).where(messages_t.c.run_id == _B("b_run"))
+_ADD_MESSAGES = sa.insert(messages_t)
+_ADD_EVIDENCE = sa.insert(evidence_t)
+_DROP_ITEMS = sa.delete(checklists).where(
+    checklists.c.task_id == _B("b_task"), checklists.c.item.in_(_B("b_items", expanding=True))
+)
+_ADD_ITEMS = sa.insert(checklists)
+_ADD_EVENT = sa.insert(events)
+_EFFECT = sa.select(effects.c.state, effects.c.result).where(effects.c.key == _B("b_key"))
+_REISSUE = (
+    sa.update(effects)
+    .where(effects.c.key == _B("b_key"), effects.c.state == "begun")
+    .values(issues=effects.c.issues + 1, epoch=_B("b_epoch"), begun_at=_B("b_now"))
+)
+_ADD_EFFECT = sa.insert(effects)
+_EFFECT_DONE = (
+    sa.update(effects)
+    .where(effects.c.key == _B("b_key"))
+    .values(state="done", result=_B("b_result"), done_at=_B("b_now"))
+)
+_END_TASK = (
+    sa.update(tasks_t)
+    .where(_HELD)
+    .values(
+        status=_B("b_status"),
+        reason=_B("b_reason"),
+        result=_B("b_result"),
+        lease_owner=None,
+        lease_expires=None,
+        finished_at=_B("b_now"),
+        updated_at=_B("b_now"),
+    )
+)
+_END_RUN = (
+    sa.update(runs_t)
+    .where(runs_t.c.id == _B("b_run"))
+    .values(
+        status=_B("b_status"),
+        ending=_B("b_ending"),
+        reason=_B("b_reason"),
+        ended_at=_B("b_now"),
+        model_calls=_B("b_calls"),
+        continuations=_B("b_continuations"),
+    )
+)
+
+
+def _held(lease: Lease, now: float) -> dict[str, object]:
+    return {"b_task": lease.task_id, "b_epoch": lease.epoch, "b_now": now}
+
 
 def fence(conn: Connection, lease: Lease, now: float) -> None:
     """Touch the task under `lease`; `LeaseLost` when the epoch is stale or the task ended."""
-    touched = conn.execute(
-        sa.update(tasks_t)
-        .where(
-            tasks_t.c.id == lease.task_id,
-            tasks_t.c.lease_epoch == lease.epoch,
-            tasks_t.c.status == "running",
-        )
-        .values(heartbeat_at=now)
-    )
-    if touched.rowcount != 1:
+    if conn.execute(_FENCE, _held(lease, now)).rowcount != 1:
         raise LeaseLost(lease.task_id, lease.epoch)
 
 
@@ -58,13 +108,9 @@ def put_checklist(
     if not items:
         return
     latest = {item: (status, note) for item, status, note in items}
+    conn.execute(_DROP_ITEMS, {"b_task": task_id, "b_items": list(latest)})
     conn.execute(
-        sa.delete(checklists).where(
-            checklists.c.task_id == task_id, checklists.c.item.in_(list(latest))
-        )
-    )
-    conn.execute(
-        sa.insert(checklists),
+        _ADD_ITEMS,
         [
             {"task_id": task_id, "item": i, "status": s, "note": n, "updated_at": now}
             for i, (s, n) in latest.items()
@@ -84,21 +130,22 @@ def stop_row(
     """Insert the stop-reason telemetry row of one run."""
     open_items = sum(1 for _, status, _ in outcome.checklist if status != "done")
     conn.execute(
-        sa.insert(events).values(
-            task_id=task_id,
-            run_id=run_id,
-            task_type=task_type,
-            status=outcome.status,
-            ending=outcome.ending,
-            loop_status=outcome.loop_status,
-            open_items=open_items,
-            turns=outcome.model_calls,
-            continuations=outcome.continuations,
-            input_tokens=outcome.input_tokens,
-            output_tokens=outcome.output_tokens,
-            duration_s=outcome.duration_s,
-            at=now,
-        )
+        _ADD_EVENT,
+        {
+            "task_id": task_id,
+            "run_id": run_id,
+            "task_type": task_type,
+            "status": outcome.status,
+            "ending": outcome.ending,
+            "loop_status": outcome.loop_status,
+            "open_items": open_items,
+            "turns": outcome.model_calls,
+            "continuations": outcome.continuations,
+            "input_tokens": outcome.input_tokens,
+            "output_tokens": outcome.output_tokens,
+            "duration_s": outcome.duration_s,
+            "at": now,
+        },
     )
 
 
@@ -119,14 +166,10 @@ class JournalMixin:
         with self._db.write() as conn:
             fence(conn, lease, now)
             if messages:
-                last = conn.execute(
-                    sa.select(sa.func.max(messages_t.c.seq)).where(
-                        messages_t.c.run_id == lease.run_id
-                    )
-                ).scalar()
+                last = conn.execute(_LAST_SEQ, {"b_run": lease.run_id}).scalar()
                 seq = -1 if last is None else int(last)
                 conn.execute(
-                    sa.insert(messages_t),
+                    _ADD_MESSAGES,
                     [
                         {
                             "task_id": lease.task_id,
@@ -141,7 +184,7 @@ class JournalMixin:
                 )
             if evidence:
                 conn.execute(
-                    sa.insert(evidence_t),
+                    _ADD_EVIDENCE,
                     [
                         {
                             "task_id": lease.task_id,
@@ -222,9 +265,7 @@ class JournalMixin:
 
     def effect_lookup(self, key: str) -> ToolResult | None:
         with self._db.read() as conn:
-            row = conn.execute(
-                sa.select(effects.c.state, effects.c.result).where(effects.c.key == key)
-            ).first()
+            row = conn.execute(_EFFECT, {"b_key": key}).first()
         if row is None or row.state != "done" or row.result is None:
             return None
         return result_from_json(loads(row.result))
@@ -233,22 +274,19 @@ class JournalMixin:
         now = time.time()
         with self._db.write() as conn:
             fence(conn, lease, now)
-            again = conn.execute(
-                sa.update(effects)
-                .where(effects.c.key == key, effects.c.state == "begun")
-                .values(issues=effects.c.issues + 1, epoch=lease.epoch, begun_at=now)
-            )
+            again = conn.execute(_REISSUE, {"b_key": key, "b_epoch": lease.epoch, "b_now": now})
             if again.rowcount == 0:
                 conn.execute(
-                    sa.insert(effects).values(
-                        key=key,
-                        task_id=lease.task_id,
-                        state="begun",
-                        call=dumps(part_to_json(call)),
-                        epoch=lease.epoch,
-                        issues=1,
-                        begun_at=now,
-                    )
+                    _ADD_EFFECT,
+                    {
+                        "key": key,
+                        "task_id": lease.task_id,
+                        "state": "begun",
+                        "call": dumps(part_to_json(call)),
+                        "epoch": lease.epoch,
+                        "issues": 1,
+                        "begun_at": now,
+                    },
                 )
 
     def effect_record(self, lease: Lease, key: str, result: ToolResult) -> None:
@@ -256,9 +294,8 @@ class JournalMixin:
         with self._db.write() as conn:
             fence(conn, lease, now)
             conn.execute(
-                sa.update(effects)
-                .where(effects.c.key == key)
-                .values(state="done", result=dumps(part_to_json(result)), done_at=now)
+                _EFFECT_DONE,
+                {"b_key": key, "b_result": dumps(part_to_json(result)), "b_now": now},
             )
 
     def effects(self, task_id: str) -> list[dict[str, Any]]:
@@ -281,35 +318,30 @@ class JournalMixin:
 
     def finish(self, lease: Lease, outcome: Outcome) -> None:
         now = time.time()
+        task_type = lease.spec.get("type")
         with self._db.write() as conn:
-            fence(conn, lease, now)
-            task_type = conn.execute(
-                sa.select(tasks_t.c.type).where(tasks_t.c.id == lease.task_id)
-            ).scalar()
-            conn.execute(
-                sa.update(tasks_t)
-                .where(tasks_t.c.id == lease.task_id)
-                .values(
-                    status=outcome.status,
-                    reason=outcome.reason,
-                    result=dumps(_summary(outcome)),
-                    lease_owner=None,
-                    lease_expires=None,
-                    finished_at=now,
-                    updated_at=now,
-                )
+            ended = conn.execute(
+                _END_TASK,
+                {
+                    **_held(lease, now),
+                    "b_status": outcome.status,
+                    "b_reason": outcome.reason,
+                    "b_result": dumps(_summary(outcome)),
+                },
             )
+            if ended.rowcount != 1:  # the fence: only the lease holder records an outcome
+                raise LeaseLost(lease.task_id, lease.epoch)
             conn.execute(
-                sa.update(runs_t)
-                .where(runs_t.c.id == lease.run_id)
-                .values(
-                    status=outcome.status,
-                    ending=outcome.ending,
-                    reason=outcome.reason,
-                    ended_at=now,
-                    model_calls=outcome.model_calls,
-                    continuations=outcome.continuations,
-                )
+                _END_RUN,
+                {
+                    "b_run": lease.run_id,
+                    "b_status": outcome.status,
+                    "b_ending": outcome.ending,
+                    "b_reason": outcome.reason,
+                    "b_now": now,
+                    "b_calls": outcome.model_calls,
+                    "b_continuations": outcome.continuations,
+                },
             )
             put_checklist(conn, lease.task_id, outcome.checklist, now)
             if outcome.status == "escalated":
@@ -328,7 +360,7 @@ class JournalMixin:
                 conn,
                 task_id=lease.task_id,
                 run_id=lease.run_id,
-                task_type=task_type,
+                task_type=task_type if isinstance(task_type, str) else None,
                 outcome=outcome,
                 now=now,
             )

@@ -270,6 +270,14 @@ class TaskStore(Protocol):
         """Atomically lease the oldest runnable task (pending, or running with an expired lease)."""
         ...
 
+    def claim_task(self, task_id: str, worker_id: str, lease_s: float) -> Lease | None:
+        """Lease one named task if runnable now; None when leased elsewhere or ended."""
+        ...
+
+    def reap(self, *, pending_stale_s: float) -> list[str]:
+        """Return expired leases to pending and touch stale pending tasks; their ids."""
+        ...
+
     def heartbeat(self, leases: Sequence[Lease], lease_s: float) -> set[str]:
         """Extend the leases; returns the ids of tasks whose lease was lost."""
         ...

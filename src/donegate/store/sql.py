@@ -1,10 +1,8 @@
 """`SqlStore`: the one `TaskStore` implementation, on SQLite (default) or PostgreSQL by URL.
 
-Claiming is one write transaction: find the oldest runnable task (pending, or running with an
-expired lease), bump its lease epoch, open a run row. On SQLite the transaction starts with
-``BEGIN IMMEDIATE``, so two workers never read the same candidate; on PostgreSQL the candidate
-is selected ``FOR UPDATE SKIP LOCKED``, so concurrent claimers take different rows. The bumped
-epoch is the fencing token every later write is checked against (`donegate.store._journal`).
+The class is assembled from mixins, one per concern: dispatch (here), leases
+(`donegate.store._leases`), the run journal and effects ledger (`donegate.store._journal`),
+and the human queue and telemetry reads (`donegate.store._review`).
 """
 
 from __future__ import annotations
@@ -12,7 +10,7 @@ from __future__ import annotations
 import json
 import os
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from typing import Any
 
 import sqlalchemy as sa
@@ -20,12 +18,13 @@ from sqlalchemy import exc
 from sqlalchemy.engine import Connection
 
 from donegate.errors import UserError
-from donegate.store._codec import dumps, loads
+from donegate.store._codec import loads
 from donegate.store._db import Database, resolve_url
-from donegate.store._journal import JournalMixin, fence, put_checklist, stop_row
+from donegate.store._journal import JournalMixin, put_checklist
+from donegate.store._leases import LeaseMixin
 from donegate.store._review import ReviewMixin
 from donegate.store._schema import escalations, runs, tasks
-from donegate.store.base import TERMINAL, Lease, Outcome, TaskRecord
+from donegate.store.base import TERMINAL, TaskRecord, TaskStore
 
 __all__ = ["SqlStore", "open_store"]
 
@@ -70,7 +69,7 @@ def _canonical(spec: Mapping[str, Any]) -> str:
     return json.dumps(spec, sort_keys=True, separators=(",", ":"), default=str)
 
 
-class SqlStore(JournalMixin, ReviewMixin):
+class SqlStore(LeaseMixin, JournalMixin, ReviewMixin):
     """A `TaskStore` on SQLAlchemy Core; build it with `open_store`."""
 
     def __init__(self, database: Database) -> None:
@@ -205,163 +204,6 @@ class SqlStore(JournalMixin, ReviewMixin):
             raise UserError(f"no task {task_id!r}")
         return row
 
-    # -- leases --------------------------------------------------------------------------------
 
-    def claim(self, worker_id: str, lease_s: float) -> Lease | None:
-        while True:
-            now = time.time()
-            with self._db.write() as conn:
-                row = self._candidate(conn, now)
-                if row is None:
-                    return None
-                if row.status == "running":  # its worker died or stalled: that run is lost
-                    conn.execute(
-                        sa.update(runs)
-                        .where(runs.c.task_id == row.id, runs.c.status == "running")
-                        .values(status="lost", ended_at=now, reason="lease expired")
-                    )
-                if row.attempts >= row.max_attempts:
-                    self._give_up(conn, row, now)
-                    continue
-                epoch = row.lease_epoch + 1
-                conn.execute(
-                    sa.update(tasks)
-                    .where(tasks.c.id == row.id)
-                    .values(
-                        status="running",
-                        lease_owner=worker_id,
-                        lease_epoch=epoch,
-                        lease_expires=now + lease_s,
-                        heartbeat_at=now,
-                        attempts=row.attempts + 1,
-                        not_before=None,
-                        updated_at=now,
-                    )
-                )
-                inserted = conn.execute(
-                    sa.insert(runs).values(
-                        task_id=row.id,
-                        attempt=row.attempts + 1,
-                        generation=row.generation,
-                        epoch=epoch,
-                        worker_id=worker_id,
-                        started_at=now,
-                        status="running",
-                    )
-                )
-                key = inserted.inserted_primary_key
-                assert key is not None
-                run_id = key[0]
-                return Lease(
-                    task_id=row.id,
-                    epoch=epoch,
-                    worker_id=worker_id,
-                    run_id=int(run_id),
-                    attempt=row.attempts + 1,
-                    generation=row.generation,
-                    spec=loads(row.spec),
-                    instructions=row.instructions,
-                    expires=now + lease_s,
-                )
-
-    def _candidate(self, conn: Connection, now: float) -> Any:
-        expired = sa.and_(tasks.c.status == "running", tasks.c.lease_expires < now)
-        pending = sa.and_(
-            tasks.c.status == "pending",
-            sa.or_(tasks.c.not_before.is_(None), tasks.c.not_before <= now),
-        )
-        for where in (expired, pending):
-            query = sa.select(tasks).where(where).order_by(tasks.c.created_at).limit(1)
-            if not self._db.is_sqlite:
-                query = query.with_for_update(skip_locked=True)
-            row = conn.execute(query).first()
-            if row is not None:
-                return row
-        return None
-
-    def _give_up(self, conn: Connection, row: Any, now: float) -> None:
-        reason = f"its workers were lost {row.attempts} times (max_attempts={row.max_attempts})"
-        outcome = Outcome(
-            status="escalated",
-            reason=reason,
-            report={"task_id": row.id, "reason": reason, "attempts": row.attempts},
-            report_md=f"# {row.id}: escalated\n\n{reason}; a person should look at it.\n",
-        )
-        conn.execute(
-            sa.update(tasks)
-            .where(tasks.c.id == row.id)
-            .values(
-                status="escalated",
-                lease_epoch=row.lease_epoch + 1,
-                lease_owner=None,
-                lease_expires=None,
-                reason=reason,
-                finished_at=now,
-                updated_at=now,
-            )
-        )
-        conn.execute(
-            sa.insert(escalations).values(
-                task_id=row.id,
-                status="open",
-                reason=reason,
-                report=dumps(outcome.report),
-                report_md=outcome.report_md,
-                created_at=now,
-            )
-        )
-        stop_row(conn, task_id=row.id, run_id=None, task_type=row.type, outcome=outcome, now=now)
-
-    def heartbeat(self, leases: Sequence[Lease], lease_s: float) -> set[str]:
-        lost: set[str] = set()
-        if not leases:
-            return lost
-        now = time.time()
-        with self._db.write() as conn:
-            for lease in leases:
-                touched = conn.execute(
-                    sa.update(tasks)
-                    .where(
-                        tasks.c.id == lease.task_id,
-                        tasks.c.lease_epoch == lease.epoch,
-                        tasks.c.status == "running",
-                    )
-                    .values(lease_expires=now + lease_s, heartbeat_at=now)
-                )
-                if touched.rowcount != 1:
-                    lost.add(lease.task_id)
-        return lost
-
-    def release(self, lease: Lease, reason: str, *, delay_s: float = 0.0) -> None:
-        now = time.time()
-        with self._db.write() as conn:
-            fence(conn, lease, now)
-            row = conn.execute(sa.select(tasks).where(tasks.c.id == lease.task_id)).one()
-            out_of_attempts = row.attempts >= row.max_attempts
-            conn.execute(
-                sa.update(tasks)
-                .where(tasks.c.id == lease.task_id)
-                .values(
-                    status="failed" if out_of_attempts else "pending",
-                    lease_owner=None,
-                    lease_expires=None,
-                    not_before=None if out_of_attempts else now + delay_s,
-                    finished_at=now if out_of_attempts else None,
-                    reason=reason,
-                    updated_at=now,
-                )
-            )
-            conn.execute(
-                sa.update(runs)
-                .where(runs.c.id == lease.run_id)
-                .values(status="error", ended_at=now, reason=reason)
-            )
-            if out_of_attempts:
-                stop_row(
-                    conn,
-                    task_id=lease.task_id,
-                    run_id=lease.run_id,
-                    task_type=row.type,
-                    outcome=Outcome(status="failed", reason=reason),
-                    now=now,
-                )
+def _conforms(store: SqlStore) -> TaskStore:
+    return store  # mypy checks here that SqlStore implements the protocol

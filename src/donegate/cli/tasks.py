@@ -1,0 +1,187 @@
+"""``donegate submit`` and ``donegate tasks list|show|retry|cancel``: the task queue."""
+
+from __future__ import annotations
+
+from dataclasses import asdict
+from typing import Any
+
+import click
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
+
+from donegate.cli._app import app
+from donegate.cli._store import db_option, echo_json, fmt_time, store_from
+from donegate.errors import UserError
+from donegate.store import TaskRecord
+from donegate.store.sql import SqlStore
+from donegate.worker import submit
+
+__all__ = ["submit_command", "tasks_group"]
+
+STATUSES = ("pending", "running", "done", "escalated", "failed", "cancelled")
+
+
+@app.command("submit")
+@click.argument("task", type=click.Path(dir_okay=False))
+@click.option("--id", "task_id", help="The task id (default: the spec's); resubmitting is a no-op.")
+@click.option("--max-attempts", default=5, show_default=True, help="Claims before escalation.")
+@click.option("--json", "as_json", is_flag=True, help="Print the task as JSON.")
+@click.option("--broker", envvar="DONEGATE_BROKER", help="Also send a Celery message (Redis URL).")
+@db_option
+def submit_command(
+    *,
+    task: str,
+    task_id: str | None,
+    max_attempts: int,
+    as_json: bool,
+    broker: str | None,
+    db: str | None,
+) -> None:
+    """Queue TASK (a YAML or JSON task file) for the workers."""
+    store = store_from(db)
+    try:
+        record, created = submit(task, store, task_id=task_id, max_attempts=max_attempts)
+    finally:
+        store.close()
+    if broker and record.status == "pending":
+        from donegate.worker.celery_app import client, enqueue
+
+        enqueue(client(broker), record.id)
+    if as_json:
+        echo_json({"id": record.id, "status": record.status, "created": created})
+        return
+    verb = "submitted" if created else "already submitted"
+    click.echo(f"{record.id}: {verb} ({record.status})")
+
+
+@app.group("tasks")
+def tasks_group() -> None:
+    """Inspect and steer queued tasks."""
+
+
+@tasks_group.command("list")
+@click.option("--status", type=click.Choice(STATUSES), help="Only tasks with this status.")
+@click.option("--limit", default=50, show_default=True)
+@click.option("--json", "as_json", is_flag=True)
+@db_option
+def list_command(status: str | None, limit: int, as_json: bool, db: str | None) -> None:
+    """The newest tasks, with their status and attempts."""
+    store = store_from(db)
+    try:
+        records = store.list_tasks(status=status, limit=limit)
+    finally:
+        store.close()
+    if as_json:
+        echo_json([_brief(r) for r in records])
+        return
+    table = Table("id", "type", "status", "attempts", "updated", "reason", box=None)
+    for r in records:
+        table.add_row(
+            escape(r.id),
+            escape(r.type or "-"),
+            r.status,
+            str(r.attempts),
+            fmt_time(r.updated_at),
+            escape((r.reason or "")[:60]),
+        )
+    Console().print(table)
+
+
+@tasks_group.command("show")
+@click.argument("task_id")
+@click.option("--json", "as_json", is_flag=True)
+@click.option("--transcript", is_flag=True, help="Print the last run's messages too.")
+@db_option
+def show_command(task_id: str, as_json: bool, transcript: bool, db: str | None) -> None:
+    """One task: its record, runs, checklist, side effects and (optionally) transcript."""
+    store = store_from(db)
+    try:
+        detail = _detail(store, task_id, transcript)
+    finally:
+        store.close()
+    if as_json:
+        echo_json(detail)
+        return
+    console = Console()
+    task = detail["task"]
+    console.print(f"[bold]{escape(task['id'])}[/] {task['status']}  type={task['type']}")
+    console.print(f"attempts {task['attempts']}/{task['max_attempts']}  gen {task['generation']}")
+    if task["reason"]:
+        console.print(f"reason: {escape(task['reason'])}")
+    for run in detail["runs"]:
+        console.print(
+            f"  run {run['id']}  attempt {run['attempt']}  {run['status']:<9} "
+            f"{run['model_calls']} calls  {run['continuations']} continuations  "
+            f"{escape(run['worker_id'])}  {escape(run['reason'] or '')}"
+        )
+    for item, status, note in detail["checklist"]:
+        console.print(f"  [{'x' if status == 'done' else ' '}] {escape(item)} {escape(note)}")
+    for effect in detail["effects"]:
+        console.print(f"  effect {escape(effect['key'])}: {effect['state']} x{effect['issues']}")
+    for message in detail.get("transcript", []):
+        console.print(f"  {message['role']:>9}: {escape(message['text'][:200])}")
+
+
+def _detail(store: SqlStore, task_id: str, transcript: bool) -> dict[str, Any]:
+    record = store.get(task_id)
+    if record is None:
+        raise UserError(f"no task {task_id!r}")
+    runs = store.runs(task_id)
+    detail: dict[str, Any] = {
+        "task": {**asdict(record), "spec": dict(record.spec)},
+        "runs": [asdict(r) for r in runs],
+        "checklist": store.checklist(task_id),
+        "effects": store.effects(task_id),
+    }
+    if transcript and runs:
+        detail["transcript"] = [
+            {
+                "role": m.role,
+                "text": m.text
+                or ", ".join(f"{c.name}({c.arguments_raw})" for c in m.tool_calls)
+                or " | ".join(r.content for r in m.results),
+            }
+            for m in store.transcript(runs[-1].id)
+        ]
+    return detail
+
+
+@tasks_group.command("retry")
+@click.argument("task_id")
+@click.option("--instructions", help="Extra instructions added to the prompt.")
+@db_option
+def retry_command(task_id: str, instructions: str | None, db: str | None) -> None:
+    """Queue a failed, escalated or cancelled task again (a new run, fresh idempotency keys)."""
+    store = store_from(db)
+    try:
+        record = store.retry(task_id, instructions=instructions)
+    finally:
+        store.close()
+    click.echo(f"{record.id}: {record.status} (generation {record.generation})")
+
+
+@tasks_group.command("cancel")
+@click.argument("task_id")
+@click.option("--reason", default="cancelled", show_default=True)
+@db_option
+def cancel_command(task_id: str, reason: str, db: str | None) -> None:
+    """Cancel a pending or running task (a running worker is fenced out)."""
+    store = store_from(db)
+    try:
+        record = store.cancel(task_id, reason)
+    finally:
+        store.close()
+    click.echo(f"{record.id}: {record.status}")
+
+
+def _brief(r: TaskRecord) -> dict[str, Any]:
+    return {
+        "id": r.id,
+        "type": r.type,
+        "status": r.status,
+        "attempts": r.attempts,
+        "generation": r.generation,
+        "updated_at": r.updated_at,
+        "reason": r.reason,
+    }

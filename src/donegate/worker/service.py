@@ -1,0 +1,257 @@
+"""`Worker`: claim tasks with leases, run them behind the completion gate, record the outcome.
+
+1. A slot (one of `concurrency` threads) claims the oldest runnable task: pending, or running
+   under a lease that expired because its worker died.
+2. It runs `run_task` with the store's effects ledger scoped to the lease and a `JournalSink`
+   that persists each turn before the next step. A task that was running elsewhere restarts
+   from its prompt under the same run id: side effects recorded as done are answered from the
+   ledger and never run again; one begun but not recorded is re-issued with the same key.
+3. A heartbeat thread extends every held lease each ``lease_s / 3``; a lease found lost marks
+   its run, whose next event or write raises `LeaseLost`, so the run stops without recording.
+4. The outcome (done, escalated, failed) is written under the lease; a worker error puts the
+   task back with a backoff (failed once its attempts are spent); a `UserError` (bad spec,
+   unknown tool or model) fails the task at once with that one line.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import socket
+import threading
+import time
+import uuid
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from donegate.errors import UserError
+from donegate.events import EventSink, fan_out
+from donegate.harness.runner import run_task
+from donegate.harness.spec import TaskSpec
+from donegate.models.base import Model
+from donegate.models.infer import infer_model
+from donegate.store import Lease, LeaseLost, Outcome, StoreLedger, TaskStore
+from donegate.worker.journal import JournaledModel, JournalSink
+from donegate.worker.tasks import failed, outcome_of, spec_for
+
+__all__ = ["ModelResolver", "Observer", "SinkFactory", "Worker", "WorkerStats", "default_resolver"]
+
+log = logging.getLogger("donegate.worker")
+
+ModelResolver = Callable[[str, str], Model]
+"""``(name, what)`` -> a `Model`; `what` is ``model`` or ``verifier``, for messages."""
+
+Observer = Callable[[str | None, Outcome], None]
+"""Called with the task type and every recorded outcome (metrics)."""
+
+SinkFactory = Callable[[TaskSpec, Lease], EventSink | None]
+"""Builds an extra event sink per run (tracing)."""
+
+
+def default_resolver(name: str, what: str) -> Model:
+    """``provider:model`` through `infer_model` (``script:FILE`` needs the CLI's resolver)."""
+    return infer_model(name)
+
+
+@dataclass(kw_only=True)
+class WorkerStats:
+    """What one worker did."""
+
+    claimed: int = 0
+    """Tasks claimed."""
+    finished: dict[str, int] = field(default_factory=dict)
+    """Outcomes recorded, by status."""
+    lost: int = 0
+    """Runs abandoned because their lease was lost."""
+    errors: int = 0
+    """Runs given back after a worker error."""
+
+
+class Worker:
+    """Runs queued tasks from a `TaskStore`; several slots share one heartbeat."""
+
+    def __init__(
+        self,
+        store: TaskStore,
+        *,
+        concurrency: int = 1,
+        lease_s: float = 30.0,
+        model_resolver: ModelResolver = default_resolver,
+        worker_id: str | None = None,
+        poll_s: float = 0.5,
+        output_dir: str | os.PathLike[str] | None = None,
+        error_backoff_s: float = 5.0,
+        observers: Sequence[Observer] = (),
+        sink_factory: SinkFactory | None = None,
+    ) -> None:
+        if concurrency < 1:
+            raise UserError(f"concurrency must be at least 1, got {concurrency}")
+        if lease_s <= 0:
+            raise UserError(f"lease_s must be positive, got {lease_s}")
+        self.store = store
+        self.concurrency = concurrency
+        self.lease_s = lease_s
+        self.resolve = model_resolver
+        self.id = worker_id or f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:6]}"
+        self.poll_s = poll_s
+        self.output_dir = Path(output_dir) if output_dir is not None else None
+        self.error_backoff_s = error_backoff_s
+        self.observers = list(observers)
+        self.sink_factory = sink_factory
+        self.stats = WorkerStats()
+        self._held: dict[str, tuple[Lease, JournalSink]] = {}
+        self._lock = threading.Lock()
+
+    # -- the service ---------------------------------------------------------------------------
+
+    def run(
+        self,
+        *,
+        stop: threading.Event | None = None,
+        until_idle: bool = False,
+        max_tasks: int | None = None,
+    ) -> WorkerStats:
+        """Work until `stop` is set (or, with `until_idle`, until no task is runnable)."""
+        stop = stop or threading.Event()
+        budget = _Budget(max_tasks)
+        beat = self.start_heartbeat(stop)
+        slots = [
+            threading.Thread(target=self._slot, args=(stop, until_idle, budget), daemon=True)
+            for _ in range(self.concurrency)
+        ]
+        for t in slots:
+            t.start()
+        try:
+            for t in slots:
+                while t.is_alive():
+                    t.join(0.2)
+        finally:
+            stop.set()
+            beat.join()
+        return self.stats
+
+    def run_one(self) -> Outcome | None:
+        """Claim and run one task; None when nothing was runnable or the lease was lost."""
+        lease = self.store.claim(self.id, self.lease_s)
+        if lease is None:
+            return None
+        return self.execute(lease)
+
+    def _slot(self, stop: threading.Event, until_idle: bool, budget: _Budget) -> None:
+        while not stop.is_set() and budget.take():
+            try:
+                lease = self.store.claim(self.id, self.lease_s)
+            except Exception:  # the store is unreachable for now: keep polling
+                log.exception("claim failed; retrying")
+                lease = None
+            if lease is None:
+                budget.give_back()
+                if until_idle:
+                    return
+                stop.wait(self.poll_s)
+                continue
+            self.execute(lease)
+
+    def start_heartbeat(self, stop: threading.Event) -> threading.Thread:
+        """Start the thread that keeps every held lease alive until `stop` is set."""
+        beat = threading.Thread(
+            target=self._heartbeat, args=(stop,), daemon=True, name="donegate-heartbeat"
+        )
+        beat.start()
+        return beat
+
+    def _heartbeat(self, stop: threading.Event) -> None:
+        interval = self.lease_s / 3
+        while not stop.wait(interval):
+            with self._lock:
+                held = list(self._held.values())
+            if not held:
+                continue
+            try:
+                lost = self.store.heartbeat([lease for lease, _ in held], self.lease_s)
+            except Exception:  # a store hiccup; the leases are still good until they expire
+                log.exception("heartbeat failed")
+                continue
+            for lease, sink in held:
+                if lease.task_id in lost:
+                    sink.lost.set()
+
+    # -- one task ------------------------------------------------------------------------------
+
+    def execute(self, lease: Lease) -> Outcome | None:
+        """Run a claimed task and record its outcome; None when the lease was lost."""
+        self.stats.claimed += 1
+        journal = JournalSink(self.store, lease)
+        with self._lock:
+            self._held[lease.task_id] = (lease, journal)
+        started = time.monotonic()
+        try:
+            outcome = self._run(lease, journal, started)
+            self.store.finish(lease, outcome)
+        except LeaseLost:
+            log.warning("task %s: lease lost; another worker resumes it", lease.task_id)
+            self.stats.lost += 1
+            return None
+        except Exception as exc:
+            log.exception("task %s: worker error", lease.task_id)
+            self.stats.errors += 1
+            try:
+                reason = f"worker error: {type(exc).__name__}: {exc}"
+                self.store.release(lease, reason, delay_s=self.error_backoff_s)
+            except Exception:  # lost, or the store is down: the lease expires and it resumes
+                log.exception("task %s: could not give it back", lease.task_id)
+            return None
+        finally:
+            with self._lock:
+                self._held.pop(lease.task_id, None)
+        self.stats.finished[outcome.status] = self.stats.finished.get(outcome.status, 0) + 1
+        task_type = lease.spec.get("type")
+        for observe in self.observers:
+            try:
+                observe(task_type if isinstance(task_type, str) else None, outcome)
+            except Exception:
+                log.exception("an outcome observer failed")
+        return outcome
+
+    def _run(self, lease: Lease, journal: JournalSink, started: float) -> Outcome:
+        try:
+            spec = spec_for(lease)
+            if spec.model is None:
+                raise UserError(f"task {lease.task_id}: no model: set `model` in the task")
+            model = JournaledModel(self.resolve(spec.model, "model"), journal)
+            verifier = self.resolve(spec.verifier, "verifier") if spec.verifier else None
+            extra = self.sink_factory(spec, lease) if self.sink_factory is not None else None
+            result = run_task(
+                spec,
+                model=model,
+                verifier_model=verifier,
+                ledger=StoreLedger(self.store, lease),
+                events=fan_out(journal, extra),
+                output_dir=self.output_dir,
+            )
+        except UserError as exc:
+            return failed(" ".join(str(exc).split()), time.monotonic() - started)
+        return outcome_of(result, time.monotonic() - started)
+
+
+class _Budget:
+    """How many more tasks the slots may claim (unlimited when None)."""
+
+    def __init__(self, limit: int | None) -> None:
+        self.left = limit
+        self._lock = threading.Lock()
+
+    def take(self) -> bool:
+        with self._lock:
+            if self.left is None:
+                return True
+            if self.left <= 0:
+                return False
+            self.left -= 1
+            return True
+
+    def give_back(self) -> None:
+        with self._lock:
+            if self.left is not None:
+                self.left += 1

@@ -1,0 +1,89 @@
+"""Between specs and the store: `submit`, the spec a claim runs, and the outcome it records."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from donegate.harness.escalation import render_markdown
+from donegate.harness.runner import TaskResult
+from donegate.harness.spec import TaskSpec, load_task, validate_task
+from donegate.store import Lease, Outcome, TaskRecord, TaskStore
+
+__all__ = ["INSTRUCTIONS_HEADER", "failed", "outcome_of", "spec_data", "spec_for", "submit"]
+
+INSTRUCTIONS_HEADER = "Instructions from the person who reviewed this task:"
+"""Put before a reviewer's requeue instructions in the prompt."""
+
+
+def spec_data(spec: TaskSpec) -> dict[str, Any]:
+    """A spec as the JSON data the store keeps (aliases as a task file writes them)."""
+    return spec.model_dump(mode="json", by_alias=True, exclude_defaults=True)
+
+
+def submit(
+    spec: TaskSpec | Mapping[str, Any] | str | os.PathLike[str],
+    store: TaskStore,
+    *,
+    task_id: str | None = None,
+    max_attempts: int = 5,
+) -> tuple[TaskRecord, bool]:
+    """Queue a task (a `TaskSpec`, its dict, or a task file); idempotent on the task id.
+
+    The id is `task_id` when given, else the spec's own. Resubmitting an id with the same spec
+    returns the stored task and False; with a different spec it is a `UserError`. A malformed
+    task file raises a one-line `TaskSpecError` before anything is written.
+    """
+    if isinstance(spec, str | os.PathLike):
+        spec = load_task(Path(spec))
+    elif not isinstance(spec, TaskSpec):
+        spec = validate_task(dict(spec))
+    if task_id is not None and task_id != spec.id:
+        spec = spec.model_copy(update={"id": task_id})
+    return store.submit(spec.id, spec_data(spec), type=spec.type, max_attempts=max_attempts)
+
+
+def spec_for(lease: Lease) -> TaskSpec:
+    """The spec a claim runs: a new generation gets fresh idempotency keys and the instructions.
+
+    Generation 0 runs under the task id, so a resumed run finds the effects its predecessor
+    recorded (``<task>:<step>:<call>``). A retried or requeued task is a new run that must not be
+    answered from the old one's ledger: it runs as ``<task>~<generation>``.
+    """
+    spec = validate_task(dict(lease.spec), source=f"task {lease.task_id}")
+    update: dict[str, Any] = {}
+    if lease.generation:
+        update["id"] = f"{lease.task_id}~{lease.generation}"
+    if lease.instructions:
+        update["prompt"] = f"{spec.prompt}\n\n{INSTRUCTIONS_HEADER}\n{lease.instructions}"
+    return spec.model_copy(update=update) if update else spec
+
+
+def outcome_of(result: TaskResult, duration_s: float) -> Outcome:
+    """What the store records from a `run_task` result."""
+    run = result.run
+    summary = result.summary()
+    summary.pop("escalation", None)
+    report = result.escalation
+    return Outcome(
+        status=result.status,
+        reason=result.reason,
+        ending=run.ending.value if run.ending is not None else None,
+        loop_status=run.status.value,
+        model_calls=result.model_calls,
+        continuations=result.continuations,
+        input_tokens=run.usage.input_tokens,
+        output_tokens=run.usage.output_tokens,
+        duration_s=duration_s,
+        checklist=[(i.name, i.status, i.note) for i in result.checklist],
+        report=report,
+        report_md=render_markdown(report) if report is not None else None,
+        summary=summary,
+    )
+
+
+def failed(reason: str, duration_s: float = 0.0) -> Outcome:
+    """The outcome of a task that could not run at all (a bad spec, an unknown model or tool)."""
+    return Outcome(status="failed", reason=reason, duration_s=duration_s)
