@@ -40,11 +40,16 @@ class JournalSink:
         self._evidence: list[Evidence] = []
         self._checklist: list[tuple[str, str, str]] = []
         self._prompted = False
+        self._prompt: Sequence[Message] = ()
 
     def prompt(self, messages: Sequence[Message]) -> None:
-        """Persist the transcript the run starts from (system and user messages), once."""
+        """Note the transcript the run starts from; it is written with the first step's turn.
+
+        One write fewer per task, and still before the second model call: a worker that dies
+        during the first call restarts the task from its prompt anyway.
+        """
         if not self._prompted:
-            self._flush(0, messages)
+            self._prompt = tuple(messages)
             self._prompted = True
 
     def __call__(self, event: Event) -> None:
@@ -68,15 +73,18 @@ class JournalSink:
                     self._checklist.append((item, status, str(args.get("note") or "")))
         elif isinstance(event, TurnAppended):
             self._flush(event.step, event.messages)
-        elif isinstance(event, RunEnded) and (self._evidence or self._checklist):
+        elif isinstance(event, RunEnded) and (self._prompt or self._evidence or self._checklist):
             self._flush(event.result.model_calls, [])
 
     def _flush(self, step: int, messages: Sequence[Message]) -> None:
+        if self._prompt:
+            messages = (*self._prompt, *messages)
         try:
             self.store.append_messages(self.lease, step, messages, self._evidence, self._checklist)
         except LeaseLost:
             self.lost.set()
             raise
+        self._prompt = ()
         self._evidence = []
         self._checklist = []
         self.steps += 1

@@ -1,0 +1,140 @@
+"""The chaos harness: worker processes SIGKILLed at random points while a batch of tasks runs.
+
+Most kills pick a process that holds a lease right now (its pid is part of its worker id), so
+they land mid-task: between a model call and the journal write, between an effect's begin and
+its record, or inside the effect itself. A few hit whichever process the dice choose, busy,
+idle or still starting.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import random
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from donegate.store import TERMINAL
+from donegate.store.sql import SqlStore
+from tests.worker.effects import DELAY_ENV, LOG_ENV
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def worker_env(tmp_path: Path, effect_log: Path, **extra: str) -> dict[str, str]:
+    """The environment worker processes run in (the effects tool importable, logs in tmp)."""
+    path = os.pathsep.join(p for p in (str(ROOT), os.environ.get("PYTHONPATH", "")) if p)
+    return {
+        **os.environ,
+        "PYTHONPATH": path,
+        LOG_ENV: str(effect_log),
+        DELAY_ENV: "0.01",
+        "DONEGATE_HOME": str(tmp_path / "home"),
+        **extra,
+    }
+
+
+@dataclass
+class Chaos:
+    """Runs `command` as `size` processes, killing and replacing them until the batch ends."""
+
+    command: Sequence[str]
+    env: dict[str, str]
+    logs: Path
+    size: int = 3
+    seed: int = 2002
+    kills: int = 0
+    procs: list[subprocess.Popen[bytes]] = field(default_factory=list)
+
+    def spawn(self) -> subprocess.Popen[bytes]:
+        n = len(list(self.logs.glob("worker-*.log")))
+        out = open(self.logs / f"worker-{n}.log", "wb")  # noqa: SIM115 - lives with the process
+        return subprocess.Popen(
+            list(self.command), env=self.env, stdout=out, stderr=out, start_new_session=True
+        )
+
+    def run(
+        self,
+        store: SqlStore,
+        *,
+        total: int,
+        max_kills: int,
+        timeout_s: float,
+    ) -> float:
+        """Kill until every task ended (or `timeout_s`); returns the seconds it took."""
+        rng = random.Random(self.seed)
+        self.logs.mkdir(parents=True, exist_ok=True)
+        self.procs = [self.spawn() for _ in range(self.size)]
+        started = time.monotonic()
+        try:
+            while time.monotonic() - started < timeout_s:
+                counts = store.counts()
+                if sum(n for s, n in counts.items() if s in TERMINAL) >= total:
+                    break
+                time.sleep(rng.uniform(0.03, 0.25))
+                if self.kills >= max_kills:
+                    continue
+                victim = self._victim(store, rng)
+                if victim is not None:
+                    self._kill(victim)
+                    self.procs[victim] = self.spawn()
+                    self.kills += 1
+            return time.monotonic() - started
+        finally:
+            self.stop()
+
+    def _victim(self, store: SqlStore, rng: random.Random) -> int | None:
+        alive = [i for i, p in enumerate(self.procs) if p.poll() is None]
+        if not alive:
+            return None
+        owners = {t.lease_owner for t in store.list_tasks(status="running", limit=50)}
+        groups = {_group(_pid(o)) for o in owners if o}
+        busy = [i for i in alive if self.procs[i].pid in groups]
+        if busy and rng.random() < 0.85:
+            return rng.choice(busy)
+        return rng.choice(alive) if rng.random() < 0.15 else None
+
+    def _kill(self, i: int) -> None:
+        proc = self.procs[i]
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+
+    def stop(self) -> None:
+        """SIGTERM every process (they finish what they hold), SIGKILL stragglers."""
+        for proc in self.procs:
+            if proc.poll() is None:
+                os.killpg(proc.pid, signal.SIGTERM)
+        deadline = time.monotonic() + 15
+        for proc in self.procs:
+            try:
+                proc.wait(max(0.1, deadline - time.monotonic()))
+            except subprocess.TimeoutExpired:
+                os.killpg(proc.pid, signal.SIGKILL)
+                proc.wait()
+
+
+def _group(pid: int | None) -> int | None:
+    """The process group of `pid` (a pool child's group is its worker's), None if gone."""
+    if pid is None:
+        return None
+    try:
+        return os.getpgid(pid)
+    except ProcessLookupError:
+        return None
+
+
+def _pid(owner: str) -> int | None:
+    """The pid in a ``host:pid:random`` worker id."""
+    parts = owner.split(":")
+    return int(parts[-2]) if len(parts) >= 3 and parts[-2].isdigit() else None
+
+
+def python_worker(*args: str) -> list[str]:
+    """``python -m donegate worker ARGS``."""
+    return [sys.executable, "-m", "donegate", "worker", *args]
