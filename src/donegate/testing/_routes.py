@@ -1,4 +1,4 @@
-"""The emulator's URL map and the replies that need no script: model lists, token counts.
+"""The emulator's URL map and the replies that need no script: model lists, token counts, errors.
 
 Pure functions of the request, so the routing is tested without a server.
 """
@@ -12,13 +12,18 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from donegate.messages import Ending, ErrorInfo, Message, Turn
 from donegate.models._sse import iter_sse
+from donegate.models.registry import wire_format
+from donegate.testing.player import is_retryable
 
 __all__ = [
     "HOP_HEADERS",
     "PROXY_DROP",
+    "Incoming",
     "Reply",
     "Route",
+    "error_reply",
     "json_body",
     "redact_query",
     "route",
@@ -205,3 +210,30 @@ def sse_to_array(reply: Reply) -> Reply:
     body = "[" + ",\r\n".join(chunks) + "]"
     headers = {**reply.headers, "content-type": "application/json; charset=UTF-8"}
     return Reply(reply.status, body.encode("utf-8"), headers)
+
+
+@dataclass(frozen=True, slots=True)
+class Incoming:
+    """One request as received."""
+
+    method: str
+    path: str
+    query: str
+    headers: dict[str, str]
+    body: bytes
+    parsed: Any
+    problem: str | None
+
+
+def error_reply(api: str, status: int, message: str) -> Reply:
+    """The provider's own error body for `status`, marked so SDKs do not retry it."""
+    turn = Turn(
+        message=Message(role="assistant", parts=()),
+        ending=Ending.ERROR,
+        error=ErrorInfo(status=status, message=message),
+    )
+    rendered = wire_format(api).render_response(turn)
+    headers = {"content-type": rendered.content_type, **rendered.headers}
+    if is_retryable(status):
+        headers["x-should-retry"] = "false"
+    return Reply(status=status, body=rendered.body.encode("utf-8"), headers=headers)

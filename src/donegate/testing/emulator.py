@@ -36,11 +36,10 @@ from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
 from donegate.errors import DonegateError, UnsupportedTurn, UserError
-from donegate.messages import Ending, ErrorInfo, Message, Turn
-from donegate.models.registry import wire_format
+from donegate.messages import Turn
 from donegate.testing import _routes
-from donegate.testing._routes import Reply, Route
-from donegate.testing.player import ScriptedModel, is_retryable
+from donegate.testing._routes import Incoming, Reply, Route, error_reply
+from donegate.testing.player import ScriptedModel
 from donegate.testing.script import Script, describe_turn
 
 if TYPE_CHECKING:
@@ -59,19 +58,6 @@ CONVERSATION_HEADER = "x-donegate-conversation"
 _SECRET_HEADERS = frozenset(
     ("authorization", "proxy-authorization", "x-api-key", "x-goog-api-key", "api-key", "cookie")
 )
-
-
-@dataclass(frozen=True, slots=True)
-class _Incoming:
-    """One request as received."""
-
-    method: str
-    path: str
-    query: str
-    headers: dict[str, str]
-    body: bytes
-    parsed: Any
-    problem: str | None
 
 
 @dataclass(slots=True)
@@ -224,7 +210,7 @@ class Emulator:
         parsed, problem = _routes.json_body(body)
         if body:
             entry["body"] = parsed if problem is None else body.decode("utf-8", "replace")
-        incoming = _Incoming(method, path, query, heads, body, parsed, problem)
+        incoming = Incoming(method, path, query, heads, body, parsed, problem)
         if self.upstream is not None and route.kind != "ping":
             reply = self._forward(route, incoming)
         elif route.kind == "model":
@@ -235,27 +221,28 @@ class Emulator:
         self._record(entry)
         return reply
 
-    def _answer(self, route: Route, incoming: _Incoming, entry: dict[str, Any]) -> Reply:
+    def _answer(self, route: Route, incoming: Incoming, entry: dict[str, Any]) -> Reply:
         api = route.api
         assert api is not None
         path, query, heads, body = incoming.path, incoming.query, incoming.headers, incoming.body
         parsed, problem = incoming.parsed, incoming.problem
         if problem is not None or not isinstance(parsed, dict):
-            return _error(api, 400, f"{api}: unreadable request body: {problem or 'not an object'}")
+            problem = problem or "not an object"
+            return error_reply(api, 400, f"{api}: unreadable request body: {problem}")
         import httpx2
 
         with self._lock:
             try:
                 index, conv = self._select(heads.get(CONVERSATION_HEADER))
             except UserError as exc:
-                return _error(api, 400, str(exc))
+                return error_reply(api, 400, str(exc))
             entry["conversation"] = conv.name
             entry["conversation_index"] = index
             entry["turn"] = conv.model.calls
             try:
                 handler = conv.handlers.get(api) or conv.model.handler(api)
             except UnsupportedTurn as exc:
-                return _error(api, 400, str(exc))
+                return error_reply(api, 400, str(exc))
             conv.handlers[api] = handler
             errors = len(conv.model.errors)
             url = f"http://emulator{path}" + (f"?{query}" if query else "")
@@ -266,7 +253,7 @@ class Emulator:
                 entry["error"] = str(failed)
         if failed is not None:
             # A test-kit failure: the provider's own error shape, and no SDK retry of it.
-            return _error(api, response.status_code, str(failed))
+            return error_reply(api, response.status_code, str(failed))
         headers = {
             k: v for k, v in response.headers.items() if k.lower() not in _routes.HOP_HEADERS
         }
@@ -310,7 +297,7 @@ class Emulator:
 
     # -- proxy mode --------------------------------------------------------------------------
 
-    def _forward(self, route: Route, incoming: _Incoming) -> Reply:
+    def _forward(self, route: Route, incoming: Incoming) -> Reply:
         import httpx2
 
         method, path, query = incoming.method, incoming.path, incoming.query
@@ -326,7 +313,7 @@ class Emulator:
         try:
             response = client.request(method, url, headers=send, content=body)
         except httpx2.HTTPError as exc:
-            return _error(route.api or "openai-chat", 502, f"upstream {self.upstream}: {exc}")
+            return error_reply(route.api or "openai-chat", 502, f"upstream {self.upstream}: {exc}")
         headers = {
             k: v for k, v in response.headers.items() if k.lower() not in _routes.HOP_HEADERS
         }
@@ -400,17 +387,3 @@ class Emulator:
         tb: TracebackType | None,
     ) -> None:
         self.stop()
-
-
-def _error(api: str, status: int, message: str) -> Reply:
-    """The provider's own error body for `status`, marked so SDKs do not retry it."""
-    turn = Turn(
-        message=Message(role="assistant", parts=()),
-        ending=Ending.ERROR,
-        error=ErrorInfo(status=status, message=message),
-    )
-    rendered = wire_format(api).render_response(turn)
-    headers = {"content-type": rendered.content_type, **rendered.headers}
-    if is_retryable(status):
-        headers["x-should-retry"] = "false"
-    return Reply(status=status, body=rendered.body.encode("utf-8"), headers=headers)
