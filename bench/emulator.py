@@ -82,7 +82,7 @@ class RawClient:
 
 
 def main() -> None:
-    ask = {"model": "gpt-4o-mini", "messages": [{"role": "user", "content": "where?"}]}
+    ask: dict[str, Any] = {"model": "gpt-4o-mini", "messages": [{"role": "user", "content": "x"}]}
     http = httpx2.Client()
     rates = [
         measure("httpx2, chat completions, JSON",
