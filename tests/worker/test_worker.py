@@ -10,7 +10,7 @@ import pytest
 
 from donegate.cli._store import resolve_model
 from donegate.harness.spec import TaskSpecError
-from donegate.messages import ToolCall, ToolResult, Turn
+from donegate.messages import Ending, ErrorInfo, Message, ToolCall, ToolResult, Turn
 from donegate.models.base import Model, ModelRequest
 from donegate.models.function import FunctionModel
 from donegate.store import StoreLedger
@@ -18,7 +18,7 @@ from donegate.store.sql import SqlStore
 from donegate.worker import ModelResolver, Worker, submit
 from donegate.worker.tasks import INSTRUCTIONS_HEADER
 from tests.worker.effects import send
-from tests.worker.helpers import effect_counts, send_then_claim, task
+from tests.worker.helpers import effect_counts, send_then_claim, task, text_turn, tool_turn
 
 
 def fixed(model: Model) -> ModelResolver:
@@ -228,3 +228,47 @@ def test_several_slots_share_the_queue(store: SqlStore, effect_log: Path) -> Non
     delivered, executed = effect_counts(effect_log)
     assert delivered == executed == {f"t{i:02}:1:0": 1 for i in range(24)}
     assert store.counts() == {"done": 18, "escalated": 6}
+
+
+def test_provider_faults_are_retried(store: SqlStore, effect_log: Path) -> None:
+    faults = Path(__file__).parent / "data" / "faults.yaml"
+    submit(task("t", effect_log.parent, model=f"script:{faults}"), store)
+    outcome = Worker(store, model_resolver=resolve_model).run_one()
+    assert outcome is not None and (outcome.status, outcome.model_calls) == ("done", 2)
+    assert effect_counts(effect_log) == ({"t:1:0": 1}, {"t:1:0": 1})
+
+
+def test_a_provider_outage_puts_the_task_back_without_repeating_effects(
+    store: SqlStore, effect_log: Path
+) -> None:
+    submit(task("t", effect_log.parent), store)
+    attempts: list[int] = []
+
+    def model(name: str, what: str) -> Model:
+        attempts.append(1)
+        calls = 0
+
+        def respond(request: ModelRequest) -> Turn:
+            nonlocal calls
+            calls += 1
+            if calls == 1:
+                return tool_turn("send", {"to": "ann"})
+            if len(attempts) == 1:  # the provider is down for the whole first attempt
+                return Turn(
+                    message=Message(role="assistant", parts=()),
+                    ending=Ending.ERROR,
+                    error=ErrorInfo(status=503, message="overloaded"),
+                )
+            return text_turn("Sent it.")
+
+        return FunctionModel(respond)
+
+    worker = Worker(store, model_resolver=model, error_backoff_s=0.0)
+    assert worker.run_one() is None
+    record = store.get("t")
+    assert record is not None and record.status == "pending"
+    assert record.reason is not None and record.reason.startswith("provider_error")
+    outcome = worker.run_one()
+    assert outcome is not None and outcome.status == "done"
+    assert effect_counts(effect_log) == ({"t:1:0": 1}, {"t:1:0": 1})  # replayed, not re-sent
+    assert [r.status for r in store.runs("t")] == ["error", "done"]

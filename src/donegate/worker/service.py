@@ -8,7 +8,8 @@
    ledger and never run again; one begun but not recorded is re-issued with the same key.
 3. A heartbeat thread extends every held lease each ``lease_s / 3``; a lease found lost marks
    its run, whose next event or write raises `LeaseLost`, so the run stops without recording.
-4. The outcome (done, escalated, failed) is written under the lease; a worker error puts the
+4. The outcome (done, escalated, failed) is written under the lease. A worker error, or a
+   provider that still fails after the transport's own retries (``provider_error``), puts the
    task back with a backoff (failed once its attempts are spent); a `UserError` (bad spec,
    unknown tool or model) fails the task at once with that one line.
 """
@@ -188,16 +189,23 @@ class Worker:
         started = time.monotonic()
         try:
             outcome = self._run(lease, journal, started)
+            if outcome.loop_status == "provider_error":
+                raise _ProviderDown(outcome.reason)
             self.store.finish(lease, outcome)
         except LeaseLost:
             log.warning("task %s: lease lost; another worker resumes it", lease.task_id)
             self.stats.lost += 1
             return None
         except Exception as exc:
-            log.exception("task %s: worker error", lease.task_id)
+            if isinstance(exc, _ProviderDown):
+                log.warning("task %s: %s; it will be retried", lease.task_id, exc)
+            else:
+                log.exception("task %s: worker error", lease.task_id)
             self.stats.errors += 1
             try:
                 reason = f"worker error: {type(exc).__name__}: {exc}"
+                if isinstance(exc, _ProviderDown):
+                    reason = str(exc)
                 self.store.release(lease, reason, delay_s=self.error_backoff_s)
             except Exception:  # lost, or the store is down: the lease expires and it resumes
                 log.exception("task %s: could not give it back", lease.task_id)
@@ -233,6 +241,14 @@ class Worker:
         except UserError as exc:
             return failed(" ".join(str(exc).split()), time.monotonic() - started)
         return outcome_of(result, time.monotonic() - started)
+
+
+class _ProviderDown(Exception):
+    """The provider still failed after the transport's retries: try the task again later.
+
+    Side effects already recorded are not repeated on the retry (the ledger answers them); once
+    the task's attempts are spent it fails with the provider's reason.
+    """
 
 
 class _Budget:
