@@ -52,7 +52,7 @@ _OPENAI = {"/v1/chat/completions": "openai-chat", "/chat/completions": "openai-c
            "/v1/responses": "openai-responses", "/responses": "openai-responses"}  # fmt: skip
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, kw_only=True, slots=True)
 class Reply:
     """One HTTP answer."""
 
@@ -67,7 +67,9 @@ class Reply:
     def json(cls, status: int, value: Any) -> Reply:
         """A JSON reply."""
         text = json.dumps(value, ensure_ascii=False)
-        return cls(status, text.encode("utf-8"), {"content-type": "application/json"})
+        return cls(
+            status=status, body=text.encode("utf-8"), headers={"content-type": "application/json"}
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -143,7 +145,7 @@ def rough_tokens(value: Any) -> int:
 def static_reply(route: Route, body: Any) -> Reply:
     """Answers that come from no script: token counts, model lists, pings, unknown paths."""
     if route.kind == "ping":
-        return Reply(200, b"", {"content-type": "text/plain"})
+        return Reply(status=200, body=b"", headers={"content-type": "text/plain"})
     if route.kind == "count_tokens":
         src = body if isinstance(body, dict) else {}
         if route.api == "gemini":
@@ -209,7 +211,7 @@ def sse_to_array(reply: Reply) -> Reply:
     chunks = [data for _, data in iter_sse(reply.body.decode("utf-8")) if data.strip()]
     body = "[" + ",\r\n".join(chunks) + "]"
     headers = {**reply.headers, "content-type": "application/json; charset=UTF-8"}
-    return Reply(reply.status, body.encode("utf-8"), headers)
+    return Reply(status=reply.status, body=body.encode("utf-8"), headers=headers)
 
 
 @dataclass(frozen=True, slots=True)

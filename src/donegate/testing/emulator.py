@@ -60,7 +60,7 @@ _SECRET_HEADERS = frozenset(
 )
 
 
-@dataclass(slots=True)
+@dataclass(kw_only=True, slots=True)
 class Conversation:
     """One script being served: its player, and a handler per wire format asked for."""
 
