@@ -436,3 +436,53 @@ def test_donegate_runs_the_refund_conversation_through_the_emulator(
             transcript, call=("get_refund_policy", "sku"), source=("get_order", "sku")
         )
         assert_tool_order(transcript, ["get_order", "get_refund_policy", "start_refund"])
+
+
+# -- the routes, without a server -------------------------------------------------------------
+
+
+def test_handle_answers_without_http() -> None:
+    emu = Emulator(TOOL)
+    body = json.dumps({"contents": [{"role": "user", "parts": [{"text": "find x"}]}]}).encode()
+    reply = emu.handle("POST", "/v1beta/models/gemini-2.5-flash:generateContent", body=body)
+    assert reply.status == 200
+    call = json.loads(reply.body)["candidates"][0]["content"]["parts"][0]["functionCall"]
+    assert (call["name"], call["args"]) == ("search", {"q": "x"})
+    counted = emu.handle("POST", "/v1beta/models/gemini-2.5-flash:countTokens", body=body)
+    assert json.loads(counted.body)["totalTokens"] > 0
+    models = emu.handle("GET", "/v1beta/models")
+    assert json.loads(models.body)["models"][0]["name"] == "models/gemini-2.5-flash"
+    info = emu.handle("GET", "/v1/models/claude-opus-4-8", headers={"anthropic-version": "x"})
+    assert json.loads(info.body)["type"] == "model"
+    assert emu.handle("HEAD", "/").status == 200
+    missing = emu.handle("POST", "/v2/unknown", body=b"{}")
+    assert missing.status == 404
+    assert [e["kind"] for e in emu.requests] == [
+        "model", "count_tokens", "models", "model_info", "ping", "unknown"
+    ]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("path", "shape"),
+    [
+        ("/v1/chat/completions", lambda b: b["error"]["message"]),
+        ("/v1/messages", lambda b: b["type"] == "error" and b["error"]["message"]),
+        (
+            "/v1beta/models/g:generateContent",
+            lambda b: b["error"]["status"] and b["error"]["message"],
+        ),
+    ],
+)
+def test_bad_bodies_and_no_script_are_errors_in_the_providers_shape(path: str, shape: Any) -> None:
+    emu = Emulator()
+    not_json = emu.handle("POST", path, body=b"{nope")
+    assert not_json.status == 400
+    assert "unreadable request body" in shape(json.loads(not_json.body))
+    nothing = emu.handle("POST", path, body=b"{}")
+    assert nothing.status == 400
+    assert "no script loaded" in shape(json.loads(nothing.body))
+
+
+def test_the_base_url_needs_a_running_server() -> None:
+    with pytest.raises(donegate.errors.UserError, match="not running"):
+        _ = Emulator().base_url
