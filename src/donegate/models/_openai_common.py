@@ -50,13 +50,15 @@ def filter_detail(choice: Mapping[str, Any]) -> str | None:
 
 def _error_object(body: Any) -> tuple[str | None, str]:
     """``(code or type, message)`` from an OpenAI-style error body of any shape."""
-    if isinstance(body, list) and body:
-        body = body[0]
     if isinstance(body, str):
         try:
             body = json.loads(body)
         except ValueError:
             return None, body[:500]
+        if isinstance(body, str):
+            return None, body[:500]
+    if isinstance(body, list) and body:  # Gemini's compatible endpoint wraps errors in a list
+        body = body[0]
     if not isinstance(body, Mapping):
         return None, ""
     err = body.get("error", body)
@@ -65,7 +67,7 @@ def _error_object(body: Any) -> tuple[str | None, str]:
     if not isinstance(err, Mapping):
         return None, ""
     code = err.get("code")
-    kind = code if isinstance(code, str) else err.get("type")
+    kind = code if isinstance(code, str) else err.get("type") or err.get("status")
     message = err.get("message")
     if not isinstance(message, str):
         message = str(message) if message is not None else ""

@@ -106,17 +106,22 @@ def _call(raw: Any, index: int, path: str) -> ToolCall:
     if raw.get("type") == "custom" and isinstance(raw.get("custom"), Mapping):
         custom = raw["custom"]
         text = custom.get("input") if isinstance(custom.get("input"), str) else ""
-        return ToolCall(
-            id=call_id,
-            name=str(custom.get("name", "")),
-            arguments_raw=text,
-            arguments={"input": text},
-            provider_details={"type": "custom", **details},
-        )
+        return _custom_call(call_id, str(custom.get("name", "")), text, details)
     fn = raw.get("function")
     if not isinstance(fn, Mapping):
         raise WireFormatError(API, "a tool call needs a function object", path=f"{path}.function")
     return _function(fn, call_id, details or None, f"{path}.function")
+
+
+def _custom_call(call_id: str, name: str, text: str, details: Mapping[str, Any]) -> ToolCall:
+    """A custom (free-form) tool call: its input is plain text, never JSON to parse."""
+    return ToolCall(
+        id=call_id,
+        name=name,
+        arguments_raw=text,
+        arguments={"input": text},
+        provider_details={"type": "custom", **details},
+    )
 
 
 def _function(
@@ -244,7 +249,10 @@ class OpenAIChat:
         return body
 
     def parse_request(self, body: Mapping[str, Any]) -> ModelRequest:
-        """The canonical request a body describes; unknown roles and fields are ignored."""
+        """The canonical request a body describes; unknown roles are ignored, unknown fields
+        are kept as ``extra_body``."""
+        if not isinstance(body, Mapping):
+            raise WireFormatError(API, f"expected an object, got {type(body).__name__}")
         raw = body.get("messages")
         if not isinstance(raw, list):
             raise WireFormatError(API, "expected a list", path="messages")
@@ -252,14 +260,17 @@ class OpenAIChat:
         for i, m in enumerate(raw):
             if isinstance(m, Mapping):
                 _parse_message(m, messages, f"messages[{i}]")
+        raw_tools = body.get("tools")
         tools = tuple(
             ToolSpec(
                 name=str(fn.get("name", "")),
                 description=str(fn.get("description") or ""),
-                parameters=fn.get("parameters") or {"type": "object", "properties": {}},
+                parameters=params
+                if isinstance(params := fn.get("parameters"), Mapping) and params
+                else {"type": "object", "properties": {}},
                 strict=bool(fn.get("strict", False)),
             )
-            for t in body.get("tools") or []
+            for t in (raw_tools if isinstance(raw_tools, list) else ())
             if isinstance(t, Mapping) and isinstance(fn := t.get("function"), Mapping)
         )
         max_tokens = body.get("max_completion_tokens", body.get("max_tokens"))
@@ -267,20 +278,21 @@ class OpenAIChat:
         if isinstance(choice, Mapping):
             fn = choice.get("function")
             choice = fn.get("name") if isinstance(fn, Mapping) else None
-        stop = body.get("stop")
+        parallel = body.get("parallel_tool_calls")
         return ModelRequest(
             model=str(body.get("model", "")),
             messages=tuple(messages),
             tools=tools,
             settings=ModelSettings(
                 max_tokens=max_tokens if isinstance(max_tokens, int) else None,
-                temperature=body.get("temperature"),
-                top_p=body.get("top_p"),
-                stop=(stop,) if isinstance(stop, str) else tuple(stop or ()),
+                temperature=_number(body.get("temperature")),
+                top_p=_number(body.get("top_p")),
+                stop=_stops(body.get("stop")),
                 tool_choice=choice if isinstance(choice, str) else None,
-                parallel_tool_calls=body.get("parallel_tool_calls"),
+                parallel_tool_calls=parallel if isinstance(parallel, bool) else None,
+                extra_body={k: v for k, v in body.items() if k not in _REQUEST_KEYS},
             ),
-            stream=bool(body.get("stream", False)),
+            stream=body.get("stream") is True,
         )
 
     # -- serving (test kit) ----------------------------------------------------------------
@@ -292,7 +304,11 @@ class OpenAIChat:
         if turn.ending is Ending.CONTEXT_EXCEEDED:
             return common.context_length_response(turn)
         if turn.ending is Ending.ERROR and not stream:
-            return common.openai_error_response(None)
+            return common.openai_error_response(turn.error)
+        if turn.ending is Ending.MALFORMED_TOOL_CALL and not any(
+            c.parse_error is not None for c in turn.tool_calls
+        ):
+            return _tool_use_failed(turn)
         if turn.ending not in _FINISH and turn.ending is not Ending.ERROR:
             raise UnsupportedTurn(f"a {turn.ending.value} turn cannot be expressed in {API}")
         rid = turn.response_id or common.new_id("chatcmpl-")
@@ -307,8 +323,9 @@ class OpenAIChat:
         message: dict[str, Any] = {"role": "assistant", "content": None, "refusal": None}
         if turn.text or not turn.tool_calls:
             message["content"] = turn.text
-        if turn.refusal is not None:
-            message["refusal"], message["content"] = turn.refusal, None
+        refusal = _refusal_of(turn)
+        if refusal is not None:
+            message["refusal"], message["content"] = refusal, None
         thinking = "".join(p.text for p in turn.thinking)
         if thinking:
             message["reasoning_content"] = thinking
@@ -342,6 +359,7 @@ class _ChatStream:
         self.refusal: list[str] = []
         self.calls: dict[int, dict[str, Any]] = {}
         self.reason: str | None = None
+        self.filtered: str | None = None
         self.usage = Usage()
         self.model: str | None = None
         self.id: str | None = None
@@ -373,6 +391,8 @@ class _ChatStream:
         choice = choices[0]
         if isinstance(choice.get("finish_reason"), str):
             self.reason = choice["finish_reason"]
+            if self.reason == "content_filter":
+                self.filtered = common.filter_detail(choice)
         delta = choice.get("delta")
         if not isinstance(delta, Mapping):
             return ""
@@ -381,7 +401,8 @@ class _ChatStream:
                 self.thinking.append(delta[key])
         if isinstance(delta.get("refusal"), str):
             self.refusal.append(delta["refusal"])
-        for i, raw in enumerate(delta.get("tool_calls") or ()):
+        calls = delta.get("tool_calls")
+        for i, raw in enumerate(calls if isinstance(calls, list) else ()):
             if isinstance(raw, Mapping):
                 self._call_delta(raw, i)
         legacy = delta.get("function_call")
@@ -404,6 +425,13 @@ class _ChatStream:
         fn = raw.get("function")
         if isinstance(fn, Mapping):
             self._merge_function(slot, fn)
+        custom = raw.get("custom")
+        if isinstance(custom, Mapping):  # streamed custom call: ``input`` fragments
+            slot["custom"] = True
+            if isinstance(custom.get("name"), str):
+                slot["name"] += custom["name"]
+            if isinstance(custom.get("input"), str):
+                slot["args"].append(custom["input"])
 
     @staticmethod
     def _merge_function(slot: dict[str, Any], fn: Mapping[str, Any]) -> None:
@@ -423,17 +451,22 @@ class _ChatStream:
         if self.refusal:
             parts.append(RefusalPart(text="".join(self.refusal)))
         for n, (index, slot) in enumerate(sorted(self.calls.items())):
+            if not (slot["id"] or slot["name"] or slot["args"]):
+                continue  # a delta that carried nothing is not a call
             details: dict[str, Any] = {}
             if slot.get("legacy"):
                 details["legacy"] = True
             call_id = slot["id"]
             if not call_id:
                 call_id, details["synthetic_id"] = f"call_{max(index, n)}", True
+            args = "".join(slot["args"])
             parts.append(
-                ToolCall.from_raw(
+                _custom_call(call_id, slot["name"], args, details)
+                if slot.get("custom")
+                else ToolCall.from_raw(
                     id=call_id,
                     name=slot["name"],
-                    arguments_raw="".join(slot["args"]),
+                    arguments_raw=args,
                     provider_details=details or None,
                 )
             )
@@ -465,10 +498,41 @@ class _ChatStream:
             signal=_signal(self.reason),
             parts=parts,
             raw_reason=self.reason,
+            detail=self.filtered,
             usage=self.usage,
             model=self.model,
             response_id=self.id,
         )
+
+
+_SERVER_ERROR = "The server had an error while processing your request."
+_REFUSAL = "I'm sorry, but I can't help with that."
+_TOOL_USE_FAILED = (
+    "Failed to call a function. Please adjust your prompt. See 'failed_generation' for more "
+    "details."
+)
+
+
+def _refusal_of(turn: Turn) -> str | None:
+    """The refusal to render: a refused turn always carries one (else it reads as empty)."""
+    if turn.refusal is not None or turn.ending is not Ending.REFUSED:
+        return turn.refusal
+    return turn.detail or _REFUSAL
+
+
+def _tool_use_failed(turn: Turn) -> WireResponse:
+    """Groq's HTTP 400 for a generated call the server rejected: a malformed turn whose
+    arguments parse has no other way to say so in this API."""
+    generation = json.dumps(
+        [{"name": c.name, "arguments": c.arguments_raw} for c in turn.tool_calls]
+    )
+    error = {
+        "message": turn.detail or _TOOL_USE_FAILED,
+        "type": "invalid_request_error",
+        "code": "tool_use_failed",
+        "failed_generation": generation if turn.tool_calls else "",
+    }
+    return WireResponse(status=400, body=json.dumps({"error": error}))
 
 
 def _render_call(call: ToolCall) -> dict[str, Any]:
@@ -511,6 +575,45 @@ def _render_message(m: Message) -> list[dict[str, Any]]:
     return [out]
 
 
+_REQUEST_KEYS = frozenset(
+    {
+        "model",
+        "messages",
+        "tools",
+        "max_completion_tokens",
+        "max_tokens",
+        "temperature",
+        "top_p",
+        "stop",
+        "tool_choice",
+        "parallel_tool_calls",
+        "stream",
+        "stream_options",
+    }
+)
+"""Fields `parse_request` reads into the request; any other field is ``extra_body``."""
+
+
+def _number(value: Any) -> float | None:
+    return value if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+
+
+def _stops(stop: Any) -> tuple[str, ...]:
+    """``stop`` is a string or a list of strings."""
+    if isinstance(stop, str):
+        return (stop,)
+    return tuple(x for x in stop if isinstance(x, str)) if isinstance(stop, list) else ()
+
+
+def _call_name(into: list[Message], call_id: str) -> str:
+    """The name of the call a tool message answers (chat tool messages carry only its id)."""
+    for message in reversed(into):
+        for call in message.tool_calls:
+            if call.id == call_id:
+                return call.name
+    return ""
+
+
 def _parse_message(m: Mapping[str, Any], into: list[Message], path: str) -> None:
     role = m.get("role")
     if role in ("system", "developer"):
@@ -522,15 +625,20 @@ def _parse_message(m: Mapping[str, Any], into: list[Message], path: str) -> None
         text = _text_of(m.get("content"), f"{path}.content")
         if text:
             parts.append(TextPart(text=text))
-        for i, c in enumerate(m.get("tool_calls") or ()):
+        calls = m.get("tool_calls")
+        if calls is not None and not isinstance(calls, list):
+            raise WireFormatError(API, "expected a list", path=f"{path}.tool_calls")
+        for i, c in enumerate(calls or ()):
             parts.append(_call(c, i, f"{path}.tool_calls[{i}]"))
         if isinstance(m.get("function_call"), Mapping):
-            parts.append(_function(m["function_call"], "call_0", {"legacy": True}, path))
+            legacy = m["function_call"]
+            parts.append(_function(legacy, "call_0", {"legacy": True}, f"{path}.function_call"))
         into.append(Message(role="assistant", parts=tuple(parts)))
     elif role in ("tool", "function"):
+        call_id = str(m.get("tool_call_id") or "call_0")
         result = ToolResult(
-            call_id=str(m.get("tool_call_id") or "call_0"),
-            name=str(m.get("name") or ""),
+            call_id=call_id,
+            name=str(m.get("name") or _call_name(into, call_id)),
             content=_text_of(m.get("content"), f"{path}.content"),
         )
         if into and into[-1].role == "tool":
@@ -556,19 +664,21 @@ def _render_chunks(turn: Turn, rid: str, model: str, created: int) -> str:
         out.append(chunk({"reasoning_content": piece}))
     for piece in common.pieces(turn.text):
         out.append(chunk({"content": piece}))
-    if turn.refusal is not None:
-        for piece in common.pieces(turn.refusal):
-            out.append(chunk({"refusal": piece}))
+    for piece in common.pieces(_refusal_of(turn) or ""):
+        out.append(chunk({"refusal": piece}))
     for i, call in enumerate(turn.tool_calls):
         head = _render_call(call)
-        if head["type"] == "function":
-            head["function"] = {"name": call.name, "arguments": ""}
+        kind = head["type"]  # "function" streams ``arguments``, "custom" streams ``input``
+        field = "input" if kind == "custom" else "arguments"
+        head[kind] = {"name": call.name, field: ""}
         out.append(chunk({"tool_calls": [{"index": i, **head}]}))
         for piece in common.pieces(call.arguments_raw, size=24):
-            out.append(chunk({"tool_calls": [{"index": i, "function": {"arguments": piece}}]}))
+            out.append(chunk({"tool_calls": [{"index": i, kind: {field: piece}}]}))
     if turn.ending is Ending.ERROR:
-        message = turn.detail or "The server had an error while processing your request."
-        error = {"error": {"message": message, "type": "server_error", "param": None, "code": None}}
+        err = turn.error
+        message = (err.message if err else "") or turn.detail or _SERVER_ERROR
+        etype = (err.type if err else None) or "server_error"
+        error = {"error": {"message": message, "type": etype, "param": None, "code": None}}
         out.append(f"data: {json.dumps(error)}\n\n")
         return "".join(out)
     out.append(chunk({}, _FINISH[turn.ending]))
