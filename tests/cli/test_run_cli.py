@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
@@ -153,12 +152,9 @@ def test_hook_problems_exit_1_never_2(tmp_path: Path) -> None:
     assert out.returncode == 1 and "not JSON" in out.stderr
 
 
-def test_demo_runs_offline_in_seconds(tmp_path: Path) -> None:
-    started = time.monotonic()
+def test_demo_runs_offline(tmp_path: Path) -> None:
     out = donegate("demo", "--dir", str(tmp_path))
-    elapsed = time.monotonic() - started
     assert out.returncode == 0, out.stdout + out.stderr
-    assert elapsed < 15
     assert "stopped after 3 model calls: 'Progress update: 2 of 3 done." in " ".join(
         out.stdout.split()
     )

@@ -1,15 +1,19 @@
 """``donegate demo``: seed 002's failure and its fix, offline, in a few seconds.
 
-A small repository with a failing test; a scripted agent (served through the real Anthropic SDK)
-that posts a progress report mid-task and then claims "all tests pass" without running them. A
-naive loop stops at the progress report; the gate continues the run until the harness's own
-test run passes, and writes a completion certificate.
+A small repository with a failing test; a scripted agent, served by the provider emulator over
+loopback HTTP to the real Anthropic SDK, that posts a progress report mid-task and then claims
+"all tests pass" without running them. A naive loop stops at the progress report; the gate
+continues the run until the harness's own test run passes, and writes a completion certificate.
+With ``--model`` (or ``ANTHROPIC_API_KEY`` set) the same task runs against a real model.
 """
 
 from __future__ import annotations
 
+import contextlib
+import os
 import sys
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 
 import click
@@ -23,24 +27,44 @@ from donegate.harness.checks import run_checks
 from donegate.harness.demo import demo_script, demo_task, make_repo, run_naive
 from donegate.harness.runner import run_task
 from donegate.models.base import Model
+from donegate.models.infer import infer_model
+from donegate.testing.emulator import CONVERSATION_HEADER, Emulator
 
 MODEL = "claude-opus-5-5"
 
 
-def scripted_model() -> Model:
-    """A fresh scripted agent behind the official Anthropic SDK client."""
+def scripted_model(emulator: Emulator) -> Model:
+    """A fresh scripted agent on the emulator, reached through the official Anthropic SDK."""
+    import anthropic
+
     from donegate.models.sdk import AnthropicModel
-    from donegate.testing.player import ScriptedModel, sdk_client
     from donegate.testing.script import parse_script
 
-    player = ScriptedModel(parse_script(demo_script(), source="demo"), name=f"anthropic:{MODEL}")
-    return AnthropicModel(sdk_client("anthropic-messages", player), MODEL)
+    name = f"demo{len(emulator.conversations)}"
+    emulator.load(parse_script(demo_script(), source="demo"), name=name)
+    client = anthropic.Anthropic(
+        api_key="demo", base_url=emulator.base_url, default_headers={CONVERSATION_HEADER: name}
+    )
+    return AnthropicModel(client, MODEL)
 
 
 @app.command("demo")
 @click.option("--dir", "directory", type=click.Path(file_okay=False), help="Where to build.")
-def demo_command(directory: str | None) -> None:
+@click.option("--model", help="Run against a real model, e.g. anthropic:claude-sonnet-4-5.")
+def demo_command(directory: str | None, model: str | None) -> None:
     """Show a naive loop stopping early beside the gate finishing the task (offline)."""
+    if model is None and os.environ.get("ANTHROPIC_API_KEY"):
+        model = f"anthropic:{MODEL}"
+    with contextlib.ExitStack() as stack:
+        if model is None:
+            emulator = stack.enter_context(Emulator())
+            make: Callable[[], Model] = lambda: scripted_model(emulator)  # noqa: E731
+        else:
+            make = lambda: infer_model(model)  # noqa: E731
+        _demo(directory, make)
+
+
+def _demo(directory: str | None, make_model: Callable[[], Model]) -> None:
     console = Console()
     base = Path(directory) if directory else Path(tempfile.mkdtemp(prefix="donegate-demo-"))
     naive_root = make_repo(base / "naive")
@@ -50,14 +74,14 @@ def demo_command(directory: str | None) -> None:
     console.print(f"  repository: {escape(str(base))} (a bug in stats.mean, a failing test)\n")
 
     console.print("[bold]1. naive loop[/] (any text-only turn ends the run)")
-    naive = run_naive(spec, scripted_model(), naive_root)
+    naive = run_naive(spec, make_model(), naive_root)
     naive_checks = run_checks(spec.checks, naive_root)
     console.print(f"  stopped after {naive.model_calls} model calls: {escape(repr(naive.text))}\n")
 
     console.print("[bold]2. gated run[/] (checks, checklist, bounded continuation)")
     live = LiveProgress(console, max_continuations=spec.max_continuations, prefix="  ")
     result = run_task(
-        spec, model=scripted_model(), events=live.event, on_round=live.round, completion_tool=None
+        spec, model=make_model(), events=live.event, on_round=live.round, completion_tool=None
     )
 
     table = Table(title="the same agent, the same task")
