@@ -10,7 +10,10 @@ import json
 from collections.abc import Iterator
 from typing import Any
 
+import httpx2
 import pytest
+from google import genai
+from google.genai import errors, types
 
 from donegate.errors import UnsupportedTurn
 from donegate.messages import (
@@ -27,11 +30,6 @@ from donegate.messages import (
 )
 from donegate.models.base import WireResponse
 from donegate.models.gemini import WIRE
-
-httpx2 = pytest.importorskip("httpx2")
-genai = pytest.importorskip("google.genai")
-types = genai.types
-errors = genai.errors
 
 
 def make_client(resp: WireResponse, seen: list[Any] | None = None, *, vertex: bool = False) -> Any:
