@@ -1,8 +1,9 @@
 """Worker throughput and SIGKILL-to-resume latency, with a zero-latency scripted model.
 
 Each task is two turns (one side-effecting tool call, then a text-only claim the gate accepts),
-so a task costs: a claim, the prompt and two journal writes, a ledger lookup, begin and record,
-the gate, a certificate, and the outcome write.
+so a task costs: a claim, two journal writes (the prompt rides with the first), a ledger
+lookup, begin and record, the gate, a certificate, and the outcome write. The side effect
+itself takes no time, so the figure is the worker's own overhead.
 
     .venv/bin/python bench/worker_throughput.py                    # embedded SQLite
     .venv/bin/python bench/worker_throughput.py --postgres URL --redis URL   # + Celery
@@ -31,18 +32,27 @@ sys.path.insert(0, str(ROOT))
 
 from donegate.store import open_store  # noqa: E402 - after the path set-up above
 from donegate.store.sql import SqlStore  # noqa: E402
+from donegate.tools import tool  # noqa: E402
 from donegate.worker import submit  # noqa: E402
 
 SCRIPT = ROOT / "tests" / "worker" / "data" / "send.yaml"
 
 
-def _spec(task_id: str, workdir: str) -> dict[str, object]:
+@tool(side_effect=True)
+def send(to: str, idempotency_key: str | None = None) -> str:
+    """A zero-latency side effect: the bench measures the worker, not a service."""
+    return f"sent to {to} ({idempotency_key})"
+
+
+def _spec(
+    task_id: str, workdir: str, tool_path: str = "bench.worker_throughput:send"
+) -> dict[str, object]:
     return {
         "id": task_id,
         "prompt": "send ann the news",
         "type": "bench",
         "model": f"script:{SCRIPT}",
-        "tools": [{"import": "tests.worker.effects:send", "side_effect": True}],
+        "tools": [{"import": tool_path, "side_effect": True}],
         "workdir": workdir,
     }
 
@@ -144,7 +154,7 @@ def resume_latency(work: Path, lease_s: float) -> float:
     """SIGKILL a worker mid-task; seconds until another worker has the task."""
     db = str(work / "resume.db")
     store = open_store(db)
-    submit(_spec("r", str(work)), store)
+    submit(_spec("r", str(work), "tests.worker.effects:send"), store)
     slow = _env(work, DONEGATE_TEST_EFFECT_DELAY="60")  # the effect hangs: kill it mid-effect
     first = subprocess.Popen(
         _worker(db, "--lease", str(lease_s), "--poll", "0.05"),
