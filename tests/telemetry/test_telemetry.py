@@ -12,6 +12,7 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 
 import donegate
 from donegate.errors import MissingExtra, UserError
+from donegate.events import Event, ToolCalled, fan_out
 from donegate.messages import Ending, Message, TextPart, ToolCall, Turn, Usage
 from donegate.models.base import ModelRequest
 from donegate.models.function import FunctionModel
@@ -211,3 +212,44 @@ def test_since_takes_a_number_and_a_unit(text: str, seconds: float) -> None:
 def test_since_rejects_anything_else() -> None:
     with pytest.raises(UserError, match="--since '1 hour'"):
         parse_since("1 hour")
+
+
+@pytest.mark.slow
+def test_the_worker_command_emits_spans(tmp_path: Path) -> None:
+    import subprocess
+
+    from tests.worker.chaos import python_worker, worker_env
+    from tests.worker.helpers import task
+
+    db = tmp_path / "w.db"
+    store = open_store(db)
+    submit(task("t", tmp_path), store)
+    store.close()
+    env = worker_env(tmp_path, tmp_path / "effects.log")
+    env.pop("OTEL_EXPORTER_OTLP_ENDPOINT", None)
+    command = python_worker("--db", str(db), "--until-idle", "--otel", "--metrics-port", "0")
+    out = subprocess.run(command, env=env, capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    assert "spans go to stdout" in out.stderr and "1 claimed; 1 done" in out.stderr
+    for name in ("invoke_agent mail", "chat script:send.yaml", "execute_tool send"):
+        assert f'"name": "{name}"' in out.stdout, name
+
+
+def test_a_run_that_stops_without_ending_closes_its_span(
+    spans: tuple[TracerProvider, InMemorySpanExporter],
+) -> None:
+    provider, exporter = spans
+    unused = OtelSink(tracer_provider=provider)
+    unused.close()
+    assert exporter.get_finished_spans() == ()  # a run that never started leaves no span
+    sink = OtelSink(task_id="t", tracer_provider=provider)
+    with pytest.raises(RuntimeError):
+        donegate.run("go", model=two_turns(), tools=[lookup], events=fan_out(sink, explode))
+    sink.close()
+    [root] = [s for s in exporter.get_finished_spans() if s.name == "invoke_agent"]
+    assert (root.attributes or {})["donegate.status"] == "abandoned"
+
+
+def explode(event: Event) -> None:
+    if isinstance(event, ToolCalled):
+        raise RuntimeError("the worker lost its lease")

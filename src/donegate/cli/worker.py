@@ -43,7 +43,9 @@ __all__ = ["worker_command"]
 @click.option("--pool", default="prefork", show_default=True, help="Celery: the pool.")
 @click.option("--visibility-timeout", type=float, help="Celery: Redis redelivery seconds.")
 @click.option("--metrics-port", type=int, help="Serve Prometheus metrics on this port.")
-@click.option("--otel", is_flag=True, help="Emit OpenTelemetry spans (configure the SDK by env).")
+@click.option(
+    "--otel", is_flag=True, help="Emit OpenTelemetry spans (OTLP if installed, OTEL_* env)."
+)
 @click.option("-v", "--verbose", count=True, help="Log more (-v info, -vv debug).")
 @db_option
 def worker_command(
@@ -125,7 +127,9 @@ def _telemetry(metrics_port: int | None, otel: bool) -> tuple[list[Observer], Si
         metrics.serve(metrics_port)
         observers.append(metrics.observe)
     if otel:
-        from donegate.telemetry.otel import OtelSink
+        from donegate.telemetry.otel import OtelSink, configure_tracing
+
+        click.echo(f"spans go to {configure_tracing()}", err=True)
 
         def factory(spec: Any, lease: Any) -> Any:
             return OtelSink(task_id=lease.task_id, task_type=spec.type)

@@ -9,13 +9,14 @@ span carries donegate's ``donegate.ending`` and the run span ``donegate.status``
 
 from __future__ import annotations
 
+import importlib
 import time
 from typing import Any
 
 from donegate.errors import MissingExtra
 from donegate.events import Event, ModelCalled, RunEnded, ToolCalled
 
-__all__ = ["OtelSink"]
+__all__ = ["OtelSink", "configure_tracing"]
 
 
 def _trace() -> Any:
@@ -24,6 +25,35 @@ def _trace() -> Any:
     except ImportError:
         raise MissingExtra("opentelemetry-api", "otel") from None
     return trace
+
+
+def configure_tracing(service_name: str = "donegate-worker") -> str:
+    """Install an SDK tracer provider unless the application already did; say where spans go.
+
+    Spans go over OTLP/HTTP when ``opentelemetry-exporter-otlp-proto-http`` is installed (it
+    reads ``OTEL_EXPORTER_OTLP_ENDPOINT``), else to stdout. ``OTEL_SERVICE_NAME`` wins over
+    `service_name`.
+    """
+    trace = _trace()
+    if not isinstance(trace.get_tracer_provider(), trace.ProxyTracerProvider):
+        return "the application's tracer provider"
+    try:
+        from opentelemetry.sdk.resources import SERVICE_NAME, Resource
+        from opentelemetry.sdk.trace import TracerProvider
+        from opentelemetry.sdk.trace.export import BatchSpanProcessor, ConsoleSpanExporter
+    except ImportError:
+        raise MissingExtra("opentelemetry-sdk", "otel") from None
+    try:
+        otlp = importlib.import_module("opentelemetry.exporter.otlp.proto.http.trace_exporter")
+        exporter: Any = otlp.OTLPSpanExporter()
+        where = "OTLP/HTTP"
+    except ImportError:
+        exporter = ConsoleSpanExporter()
+        where = "stdout (install opentelemetry-exporter-otlp-proto-http for OTLP)"
+    provider = TracerProvider(resource=Resource.create({SERVICE_NAME: service_name}))
+    provider.add_span_processor(BatchSpanProcessor(exporter))
+    trace.set_tracer_provider(provider)
+    return where
 
 
 class OtelSink:
@@ -38,17 +68,31 @@ class OtelSink:
     ) -> None:
         self._trace = _trace()
         self.tracer = self._trace.get_tracer("donegate", tracer_provider=tracer_provider)
-        name = f"invoke_agent {task_type}" if task_type else "invoke_agent"
-        attributes: dict[str, Any] = {"gen_ai.operation.name": "invoke_agent"}
-        if task_id is not None:
-            attributes["donegate.task.id"] = task_id
-        if task_type is not None:
-            attributes["donegate.task.type"] = task_type
-        self.root = self.tracer.start_span(name, attributes=attributes)
-        self._context = self._trace.set_span_in_context(self.root)
+        self.task_id, self.task_type = task_id, task_type
+        self.root: Any = None
+        """The run's span, started by the first event (a run that never starts leaves none)."""
+        self._context: Any = None
         self._model: str | None = None
 
+    def _start(self) -> None:
+        name = f"invoke_agent {self.task_type}" if self.task_type else "invoke_agent"
+        attributes: dict[str, Any] = {"gen_ai.operation.name": "invoke_agent"}
+        if self.task_id is not None:
+            attributes["donegate.task.id"] = self.task_id
+        if self.task_type is not None:
+            attributes["donegate.task.type"] = self.task_type
+        self.root = self.tracer.start_span(name, attributes=attributes)
+        self._context = self._trace.set_span_in_context(self.root)
+
+    def close(self, status: str = "abandoned") -> None:
+        """End the run's span if the run stopped without `RunEnded` (a lost lease, a crash)."""
+        if self.root is not None and self.root.is_recording():
+            self.root.set_attribute("donegate.status", status)
+            self.root.end()
+
     def __call__(self, event: Event) -> None:
+        if self.root is None:
+            self._start()
         if isinstance(event, ModelCalled):
             self._model_span(event)
         elif isinstance(event, ToolCalled):

@@ -230,14 +230,19 @@ class Worker:
             model = JournaledModel(self.resolve(spec.model, "model"), journal)
             verifier = self.resolve(spec.verifier, "verifier") if spec.verifier else None
             extra = self.sink_factory(spec, lease) if self.sink_factory is not None else None
-            result = run_task(
-                spec,
-                model=model,
-                verifier_model=verifier,
-                ledger=StoreLedger(self.store, lease),
-                events=fan_out(journal, extra),
-                output_dir=self.output_dir,
-            )
+            try:
+                result = run_task(
+                    spec,
+                    model=model,
+                    verifier_model=verifier,
+                    ledger=StoreLedger(self.store, lease),
+                    events=fan_out(journal, extra),
+                    output_dir=self.output_dir,
+                )
+            finally:
+                close = getattr(extra, "close", None)
+                if callable(close):  # a tracing sink ends a span the run left open
+                    close()
         except UserError as exc:
             return failed(" ".join(str(exc).split()), time.monotonic() - started)
         return outcome_of(result, time.monotonic() - started)
