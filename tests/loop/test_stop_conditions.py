@@ -9,7 +9,7 @@ from __future__ import annotations
 import pytest
 
 from donegate.events import Progress
-from donegate.loop import Status
+from donegate.loop import RunResult, Status
 from tests.loop.conftest import MODES, play
 
 SEARCH = {"search": {"returns": {"hits": ["a"]}}}
@@ -170,3 +170,60 @@ def test_provider_errors_that_persist_end_as_provider_error(mode: str) -> None:
     )
     assert p.result.status is Status.PROVIDER_ERROR
     assert p.player.calls == 3  # the first call and the transport's two retries
+
+
+def test_context_exceeded_ends_the_run_without_retry(mode: str) -> None:
+    p = play({"prompt": "summarize", "turns": [{"text": "", "ending": "context_exceeded"}]}, mode)
+    assert p.result.status is Status.CONTEXT_EXCEEDED
+    assert p.player.calls == 1
+
+
+def test_the_token_budget_stops_the_run_before_the_next_call() -> None:
+    p = play(
+        {
+            "prompt": "loop",
+            "tools": SEARCH,
+            "turns": [
+                {
+                    "tool_call": "search",
+                    "args": {},
+                    "usage": {"input_tokens": 60, "output_tokens": 50},
+                },
+                {"text": "never asked for"},
+            ],
+        },
+        "direct",
+        budget_tokens=100,
+    )
+    assert p.result.status is Status.BUDGET_EXCEEDED
+    assert p.player.calls == 1
+    assert p.result.usage.total_tokens == 110
+    assert len(p.player.unused_turns) == 1
+
+
+@pytest.mark.parametrize("api", ["openai-chat", "openai-responses", "anthropic-messages", "gemini"])
+def test_the_streamed_run_ends_in_the_same_result_as_the_plain_one(api: str) -> None:
+    script = {
+        "prompt": "order 55219 arrived smashed",
+        "tools": {"get_order": {"returns": {"sku": "MUG-01"}}},
+        "turns": [
+            {"text": "Let me look.", "tool_call": "get_order", "args": {"order_id": "55219"}},
+            {"text": "I've started a refund."},
+        ],
+    }
+    plain, streamed = play(script, f"{api}/json"), play(script, f"{api}/sse")
+
+    def essence(r: RunResult) -> tuple[object, ...]:
+        return (
+            r.status,
+            r.text,
+            r.output,
+            r.model_calls,
+            r.ending,
+            r.tool_counts,
+            [(m.role, m.text, [c.arguments for c in m.tool_calls]) for m in r.transcript],
+        )
+
+    assert essence(plain.result) == essence(streamed.result)
+    assert any(e.kind == "text_delta" for e in streamed.events)
+    assert not any(e.kind == "text_delta" for e in plain.events)
