@@ -1,14 +1,19 @@
 """Claude Code as a gated agent: the completion gate as a Claude Code ``Stop`` hook.
 
 Claude Code runs the hook each time its agent would stop, with JSON on stdin (``session_id``,
-``transcript_path``, ``stop_hook_active``, ``cwd``). The hook runs the task's acceptance checks
-in ``cwd``; while they fail it answers ``{"decision": "block", "reason": ...}``, which makes
-Claude continue with the reason as its next instruction. Blocks are counted per session in a
-small JSON state file; once ``max_continuations`` blocks are spent the stop is let through and
-an escalation report is written (once), so a stuck session ends and can be reviewed.
+``transcript_path``, ``stop_hook_active``, ``cwd``; 2.1.x also sends ``last_assistant_message``,
+the turn that ended, kept as the claim each block judged). The hook runs the task's acceptance
+checks in ``cwd``; while they fail it answers ``{"decision": "block", "reason": ...}``, which
+Claude Code sends back to the model as the next user message ("Stop hook feedback: ...").
+Blocks are counted per session in a small JSON state file; once ``max_continuations`` blocks
+are spent the stop is let through and an escalation report is written (once), so a stuck
+session ends and can be reviewed.
 
 The count, not ``stop_hook_active``, bounds the loop: that flag only says the current stop
 follows a block, and a task may need several continuations before its checks pass.
+Claude Code 2.1.197 has a bound of its own: after 8 continuations in a row with no tool call
+between them it ignores the next block and ends the session (an empty ``result``), so for an
+agent that only talks a ``max_continuations`` above 8 is never reached and nothing escalates.
 """
 
 from __future__ import annotations
@@ -43,6 +48,8 @@ class HookInput:
     """True when this stop follows a block by a Stop hook."""
     transcript_path: str | None = None
     """The session's transcript (JSONL), kept in the report for review."""
+    last_assistant_message: str | None = None
+    """The text of the turn that ended: the claim being judged (not sent by older versions)."""
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -81,11 +88,13 @@ def parse_hook_input(text: str) -> HookInput:
     if not isinstance(cwd, str):
         raise UserError("hook input cwd must be a string")
     transcript = data.get("transcript_path")
+    claim = data.get("last_assistant_message")
     return HookInput(
         session_id=session,
         cwd=Path(cwd),
         stop_hook_active=data.get("stop_hook_active") is True,
         transcript_path=transcript if isinstance(transcript, str) else None,
+        last_assistant_message=claim if isinstance(claim, str) else None,
     )
 
 
@@ -124,12 +133,14 @@ def claude_stop(spec: TaskSpec, hook: HookInput, *, check_timeout: float = 120.0
         blocks += 1
         state["blocks"] = blocks
         state.setdefault("reasons", []).append(problems[0])
+        state.setdefault("claims", []).append(hook.last_assistant_message)
         _save(state_file, state)
         return HookDecision(block=True, reason=nudge_text(problems), blocks=blocks, checks=checks)
 
     report_path: Path | None = None
     if not state.get("escalated"):
         reason = f"checks still failing after {blocks} continuation(s): {problems[0]}"
+        claims = list(state.get("claims", []))
         report = build_report(
             task_id=spec.id,
             reason=reason,
@@ -141,7 +152,7 @@ def claude_stop(spec: TaskSpec, hook: HookInput, *, check_timeout: float = 120.0
             rounds=[
                 {
                     "round": i + 1,
-                    "claim": "(Claude Code stopped)",
+                    "claim": (claims[i] if i < len(claims) else None) or "(Claude Code stopped)",
                     "problems": [r],
                     "verdict": "continue",
                 }
@@ -152,6 +163,7 @@ def claude_stop(spec: TaskSpec, hook: HookInput, *, check_timeout: float = 120.0
                 "session_id": hook.session_id,
                 "transcript_path": hook.transcript_path,
                 "cwd": str(root),
+                "last_assistant_message": hook.last_assistant_message,
             },
         )
         report_path, _ = write_report(report, base / "escalations")
