@@ -62,6 +62,10 @@ class Reply:
     """The body bytes, exactly as sent."""
     headers: Mapping[str, str] = field(default_factory=dict)
     """Response headers, ``content-type`` included."""
+    delay: float = 0.0
+    """Seconds to wait before sending (a scripted slow answer; the client may time out)."""
+    disconnect: bool = False
+    """Close the connection instead of answering (after `delay`); `status` is 0, unsent."""
 
     @classmethod
     def json(cls, status: int, value: Any) -> Reply:

@@ -1,11 +1,18 @@
 """The emulator's HTTP side: a starlette app over `Emulator.handle`, served by uvicorn.
 
 Imported only when a server is started, so the ``server`` extra is needed only then.
+
+Fault turns need two things plain request/response handling does not give: a reply held for a
+``delay`` without blocking the loop (and let go as soon as the client hangs up), and a
+connection closed without a response. ASGI has no message for the latter; the outermost layer
+finds the connection's transport behind uvicorn's ``send`` and hands the endpoint a way to
+close it.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import importlib
 import signal
 import socket
@@ -22,6 +29,8 @@ if TYPE_CHECKING:
 __all__ = ["ServerThread", "asgi_app", "serve_forever"]
 
 _METHODS = ["GET", "POST", "HEAD", "PUT", "DELETE", "PATCH", "OPTIONS"]
+_DROP = "donegate.drop"
+"""The scope key of a callable that closes the request's connection without a response."""
 
 
 def _import(module: str) -> Any:
@@ -46,6 +55,18 @@ def asgi_app(emulator: Emulator) -> Any:
             reply = await concurrency.run_in_threadpool(emulator.handle, *args, **kwargs)
         else:
             reply = emulator.handle(*args, **kwargs)
+        drop = reply.disconnect
+        if reply.delay:
+            if not await _hold(reply.delay, request.receive, emulator.stopping.is_set):
+                return responses.Response(b"")  # the client hung up (timed out): never sent
+            drop = drop or emulator.stopping.is_set()  # held past shutdown: never answered
+        if drop:
+            close = request.scope.get(_DROP)
+            if close is None:
+                raise RuntimeError("this server does not expose its connections: cannot drop one")
+            close()
+            await _disconnected(request.receive)  # so the server sees it and answers nothing
+            return responses.Response(b"")  # the connection is gone: never sent
         headers = dict(reply.headers)
         media_type = headers.pop("content-type", None)
         return responses.Response(
@@ -53,7 +74,43 @@ def asgi_app(emulator: Emulator) -> Any:
         )
 
     route = routing.Route("/{path:path}", endpoint, methods=_METHODS)
-    return applications.Starlette(routes=[route])
+    inner = applications.Starlette(routes=[route])
+
+    async def app(scope: dict[str, Any], receive: Any, send: Any) -> None:
+        if scope.get("type") == "http":
+            # uvicorn's send is a bound method of the request cycle, which holds the transport.
+            transport = getattr(getattr(send, "__self__", None), "transport", None)
+            if isinstance(transport, asyncio.BaseTransport):
+                scope[_DROP] = transport.close
+        await inner(scope, receive, send)
+
+    return app
+
+
+async def _hold(delay: float, receive: Any, stopping: Callable[[], bool]) -> bool:
+    """Wait `delay` seconds (or until `stopping`); False as soon as the client hangs up."""
+    gone = asyncio.ensure_future(_disconnected(receive))
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + delay
+    try:
+        while not stopping():
+            left = deadline - loop.time()
+            if left <= 0:
+                return True
+            done, _ = await asyncio.wait({gone}, timeout=min(left, 0.1))
+            if done:
+                return False
+        return True
+    finally:
+        gone.cancel()
+
+
+async def _disconnected(receive: Any, timeout: float = 5.0) -> None:
+    """Return once the server reports the client gone (the request body is already read)."""
+    with contextlib.suppress(TimeoutError):
+        async with asyncio.timeout(timeout):
+            while (await receive())["type"] != "http.disconnect":
+                pass
 
 
 def _bind(host: str, port: int) -> socket.socket:

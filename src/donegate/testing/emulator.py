@@ -20,6 +20,10 @@ alike in both. Several scripts are several conversations, chosen by the
 first conversation with turns left answers. A call past the last turn is an HTTP 500 in the
 provider's error shape saying "model called N times but script has M turns".
 
+Fault turns are served for real: ``{delay: S}`` holds the answer S seconds (a client whose
+timeout is shorter gives up, and that attempt has used the turn), ``{disconnect: true}`` closes
+the connection without a response. The SDKs retry both, as they retry a 429 or a 5xx.
+
 With ``upstream`` the emulator is a recording proxy instead (see `donegate.testing.recorder`).
 The HTTP side (starlette + uvicorn, the ``server`` extra) lives in `donegate.testing._server`.
 """
@@ -30,7 +34,7 @@ import json
 import os
 import threading
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
@@ -39,13 +43,11 @@ from donegate.errors import DonegateError, UnsupportedTurn, UserError
 from donegate.messages import Turn
 from donegate.testing import _routes
 from donegate.testing._routes import Incoming, Reply, Route, error_reply
-from donegate.testing.player import ScriptedModel
+from donegate.testing.player import Responder, ScriptedModel
 from donegate.testing.script import Script, describe_turn
 
 if TYPE_CHECKING:
     from collections.abc import Callable
-
-    import httpx2
 
     from donegate.testing._server import ServerThread
     from donegate.testing.recorder import Recorder
@@ -68,7 +70,7 @@ class Conversation:
     """The script file's stem, or ``conversation<N>``."""
     model: ScriptedModel
     """The player; its `requests` are every request this conversation answered."""
-    handlers: dict[str, Callable[[httpx2.Request], httpx2.Response]] = field(default_factory=dict)
+    handlers: dict[str, Responder] = field(default_factory=dict)
 
     @property
     def used(self) -> bool:
@@ -85,7 +87,10 @@ class Conversation:
             "source": self.model.source,
             "turns": len(self.model.turns),
             "served": self.model.calls,
-            "unused": [f"turns[{first + i}]: {describe_turn(t)}" for i, t in enumerate(unused)],
+            "unused": [
+                f"turns[{first + i}]: {describe_turn(t, self.model.faults.get(first + i))}"
+                for i, t in enumerate(unused)
+            ],
             "errors": [str(e) for e in self.model.errors],
         }
 
@@ -131,6 +136,8 @@ class Emulator:
         self._log_file: Any = None
         self._lock = threading.RLock()
         self._server: ServerThread | None = None
+        self.stopping = threading.Event()
+        """Set while the server stops: replies held by a ``delay`` are dropped at once."""
         self._upstream_client: Any = None
         for script in scripts:
             self.load(script)
@@ -217,7 +224,7 @@ class Emulator:
             reply = self._answer(route, incoming, entry)
         else:
             reply = _routes.static_reply(route, parsed)
-        entry["status"] = reply.status
+        entry["status"] = None if reply.disconnect else reply.status
         self._record(entry)
         return reply
 
@@ -240,17 +247,22 @@ class Emulator:
             entry["conversation_index"] = index
             entry["turn"] = conv.model.calls
             try:
-                handler = conv.handlers.get(api) or conv.model.handler(api)
+                handler = conv.handlers.get(api) or conv.model.responder(api)
             except UnsupportedTurn as exc:
                 return error_reply(api, 400, str(exc))
             conv.handlers[api] = handler
             errors = len(conv.model.errors)
             url = f"http://emulator{path}" + (f"?{query}" if query else "")
-            response = handler(httpx2.Request("POST", url, headers=heads, content=body))
+            response, fault = handler(httpx2.Request("POST", url, headers=heads, content=body))
             failed: DonegateError | None = None
             if len(conv.model.errors) > errors:
                 failed = conv.model.errors[-1]
                 entry["error"] = str(failed)
+        if fault is not None:
+            entry["fault"] = {"delay": fault.delay, "disconnect": fault.disconnect}
+        if response is None:
+            assert fault is not None
+            return Reply(status=0, body=b"", delay=fault.delay, disconnect=True)
         if failed is not None:
             # A test-kit failure: the provider's own error shape, and no SDK retry of it.
             return error_reply(api, response.status_code, str(failed))
@@ -260,6 +272,8 @@ class Emulator:
         reply = Reply(status=response.status_code, body=response.content, headers=headers)
         if route.stream_array:
             reply = _routes.sse_to_array(reply)
+        if fault is not None:
+            reply = replace(reply, delay=fault.delay)
         return reply
 
     def _select(self, wanted: str | None) -> tuple[int, Conversation]:
@@ -350,6 +364,7 @@ class Emulator:
         from donegate.testing._server import ServerThread
 
         if self._server is None:
+            self.stopping.clear()
             self._server = ServerThread(self.app(), host=self.host, port=self.port)
             self._server.start()
             self.port = self._server.port
@@ -358,6 +373,7 @@ class Emulator:
     def stop(self) -> None:
         """Stop the server, close the log, and in proxy mode leave the recorder complete."""
         if self._server is not None:
+            self.stopping.set()
             self._server.stop()
             self._server = None
         with self._lock:

@@ -9,8 +9,11 @@ Two ways to use one player:
 
 Either way it records every request, raises `ScriptExhausted` ("model called N times but script
 has M turns") on a call past the end, and `assert_exhausted` fails when turns were left unplayed.
-Retryable HTTP errors (408, 409, 429, 5xx) are retried by the player itself in direct mode, as
-often as the SDKs retry over HTTP, so both paths count the same model calls.
+Retryable HTTP errors (408, 409, 429, 5xx) and transport faults (a ``delay`` turn, a
+``disconnect`` turn) are retried by the player itself in direct mode, as often as the SDKs retry
+over HTTP, so both paths count the same model calls. Over ``httpx2.MockTransport`` a fault
+raises the exception httpx raises for it (``ReadTimeout``, ``RemoteProtocolError``) at once; the
+emulator's server really waits and really drops the connection.
 """
 
 from __future__ import annotations
@@ -19,7 +22,7 @@ import importlib
 import json
 import os
 import threading
-from collections.abc import AsyncIterator, Callable, Iterable, Iterator
+from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Mapping
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
@@ -34,18 +37,23 @@ from donegate.errors import (
 from donegate.messages import Turn
 from donegate.models.base import ModelRequest, WireResponse
 from donegate.models.registry import wire_format
-from donegate.testing.script import Script, describe_turn, load_script
+from donegate.testing.script import Fault, Script, describe_turn, load_script
 
 if TYPE_CHECKING:
     import httpx2
 
-__all__ = ["BASE_URL", "SDK_APIS", "ScriptedModel", "is_retryable", "sdk_client"]
+__all__ = ["BASE_URL", "SDK_APIS", "Responder", "ScriptedModel", "is_retryable", "sdk_client"]
 
 BASE_URL = "http://donegate.test"
 """The host SDK clients made by `sdk_client` talk to (never resolved: the transport answers)."""
 
 SDK_APIS = ("openai-chat", "openai-responses", "anthropic-messages", "gemini")
 """The wire formats `sdk_client` can build an official client for."""
+
+
+Responder = Callable[["httpx2.Request"], tuple["httpx2.Response | None", Fault | None]]
+"""`ScriptedModel.responder`: a request to its response (None when the connection is dropped)
+and the fault the server applies to it."""
 
 
 def is_retryable(status: int | None) -> bool:
@@ -67,13 +75,16 @@ class ScriptedModel:
             turns_or_script = load_script(turns_or_script)
         self.script: Script | None = None
         """The script played, when the player was built from one."""
+        self.faults: Mapping[int, Fault] = {}
+        """Transport faults by turn index (``delay``, ``disconnect`` turns)."""
         if isinstance(turns_or_script, Script):
             self.script = turns_or_script
             self.turns: tuple[Turn, ...] = turns_or_script.turns
+            self.faults = turns_or_script.faults
         else:
             self.turns = tuple(turns_or_script)
         self.max_retries = max_retries
-        """Retries of a retryable HTTP error in direct mode (the SDKs' default is 2)."""
+        """Retries of a retryable HTTP error or fault in direct mode (the SDKs' default is 2)."""
         self.requests: list[ModelRequest] = []
         """Every request received, in order (retries and extra calls included)."""
         self.bodies: list[dict[str, Any]] = []
@@ -110,7 +121,8 @@ class ScriptedModel:
         if unused:
             first = len(self.turns) - len(unused)
             lines = [
-                f"  turns[{first + i}]: {describe_turn(turn)}" for i, turn in enumerate(unused)
+                f"  turns[{first + i}]: {describe_turn(turn, self.faults.get(first + i))}"
+                for i, turn in enumerate(unused)
             ]
             problems.insert(
                 0,
@@ -123,15 +135,21 @@ class ScriptedModel:
     # -- direct mode -----------------------------------------------------------------------
 
     def request(self, request: ModelRequest) -> Turn:
-        """The next turn; retryable HTTP errors are retried like the SDKs would."""
+        """The next turn; retryable HTTP errors and faults are retried like the SDKs would.
+
+        A fault (``delay``, ``disconnect``) fails its attempt as a timeout or a dropped
+        connection would; when the retries are spent it is the error turn an SDK model reports.
+        """
         attempt = 0
         while True:
-            _, turn = self._take(request)
-            if (
-                attempt < self.max_retries
-                and turn.error is not None
-                and is_retryable(turn.error.status)
-            ):
+            index, turn = self._take(request)
+            fault = self.faults.get(index)
+            if fault is not None:
+                turn = fault.error_turn()
+            retryable = fault is not None or (
+                turn.error is not None and is_retryable(turn.error.status)
+            )
+            if attempt < self.max_retries and retryable:
                 attempt += 1
                 continue
             return turn
@@ -152,11 +170,37 @@ class ScriptedModel:
     def handler(self, api: str) -> Callable[[httpx2.Request], httpx2.Response]:
         """A ``httpx2.MockTransport`` handler answering as the `api` wire format would.
 
-        Raises `UnsupportedTurn` at once when a turn cannot be expressed in `api`.
+        A fault turn raises what httpx raises for it, at once: ``ReadTimeout`` for a delay (no
+        clock here: a delay is always past the timeout), ``RemoteProtocolError`` for a dropped
+        connection. Raises `UnsupportedTurn` at once when a turn cannot be expressed in `api`.
+        """
+        http = _import("httpx2", "openai")
+        respond = self.responder(api)
+
+        def handle(http_request: httpx2.Request) -> httpx2.Response:
+            response, fault = respond(http_request)
+            if fault is not None and fault.timeout:
+                raise http.ReadTimeout("timed out", request=http_request)
+            if response is None:
+                raise http.RemoteProtocolError(
+                    "Server disconnected without sending a response.", request=http_request
+                )
+            return response
+
+        return handle
+
+    def responder(self, api: str) -> Responder:
+        """For servers: each request's response and the fault to apply to it, not raised.
+
+        The response is None when the fault drops the connection unanswered. Raises
+        `UnsupportedTurn` at once when a turn cannot be expressed in `api`.
         """
         http = _import("httpx2", "openai")
         wire = wire_format(api)
         for index, turn in enumerate(self.turns):
+            fault = self.faults.get(index)
+            if fault is not None and fault.disconnect:
+                continue  # never rendered
             for stream in (False, True):
                 try:
                     wire.render_response(turn, stream=stream)
@@ -185,14 +229,14 @@ class ScriptedModel:
                 status, headers={"x-should-retry": "false"}, json=body
             )
 
-        def handle(http_request: httpx2.Request) -> httpx2.Response:
+        def handle(http_request: httpx2.Request) -> tuple[httpx2.Response | None, Fault | None]:
             try:
                 body = json.loads(http_request.content or b"{}")
                 if not isinstance(body, dict):
                     raise WireFormatError(api, "a request body must be a JSON object")
                 request = wire.parse_request(body)
             except (ValueError, WireFormatError) as exc:
-                return fail(400, UserError(f"{api}: unreadable request body: {exc}"))
+                return fail(400, UserError(f"{api}: unreadable request body: {exc}")), None
             path = http_request.url.path
             stream = ":streamGenerateContent" in path or body.get("stream") is True
             if stream != request.stream or (not request.model and "/models/" in path):
@@ -202,18 +246,21 @@ class ScriptedModel:
             try:
                 index, turn = self._take(request, body=body)
             except ScriptExhausted as exc:
-                return fail(500, exc)
+                return fail(500, exc), None
+            fault = self.faults.get(index)
+            if fault is not None and fault.disconnect:
+                return None, fault
             try:
                 rendered = wire.render_response(turn, stream=stream)
             except UnsupportedTurn as exc:
-                return fail(400, UnsupportedTurn(f"{self._where(index)}{exc}"))
+                return fail(400, UnsupportedTurn(f"{self._where(index)}{exc}")), None
             if rendered.status >= 400 and (turn.error is None or turn.error.status is None):
                 # A failed response, not an HTTP error the script asked for: the SDKs must not
                 # retry it into the next turn (direct mode does not retry it either).
                 rendered = replace(
                     rendered, headers={"x-should-retry": "false", **rendered.headers}
                 )
-            return respond(rendered)
+            return respond(rendered), fault
 
         return handle
 
@@ -247,7 +294,8 @@ def sdk_client(api: str, player: ScriptedModel, *, asynchronous: bool = False) -
     ``anthropic-messages``: ``anthropic.Anthropic`` (``AsyncAnthropic``); ``gemini``: a
     ``google.genai.Client`` whose sync surface and ``.aio`` both reach the player. Every client
     retries as many times as `player.max_retries`, so HTTP and direct replays count alike
-    (Gemini's SDK does not retry unless told: it is told, with no wait between attempts).
+    (Gemini's SDK does not retry unless told: it is told, with no wait between attempts; it
+    never retries a dropped connection, a ``disconnect`` turn).
     """
     if api not in SDK_APIS:
         raise UserError(f"no SDK client for {api!r}; expected one of: {', '.join(SDK_APIS)}")

@@ -10,6 +10,11 @@ A script is data (YAML or JSON) a person can read without the loop in mind::
       - {text: "I've started a refund."}
     expect: {status: complete, model_calls: 2}
 
+A turn can also inject a transport fault: ``{disconnect: true}`` (the connection is dropped
+without an answer) or ``{delay: SECONDS}`` (the answer comes that late, so a client whose
+timeout is shorter gives up; with no answer given, the connection is dropped after the wait).
+Each attempt a fault makes consumes its turn, as an HTTP error turn does.
+
 Each turn is parsed into a canonical `Turn` once, here, so the direct player and every wire
 format replay exactly the same value. Tool results are not in the turns: they come from the
 stubs, so either side can vary alone. Every problem is a `ScriptError` naming the file and the
@@ -47,6 +52,7 @@ from donegate.testing.stubs import ANY_OBJECT, StubResult, StubSpec, StubTool, T
 
 __all__ = [
     "Expect",
+    "Fault",
     "Script",
     "StubResult",
     "StubSpec",
@@ -73,7 +79,10 @@ _TURN = (
     "http_error",
     "retry_after",
     "message",
+    "delay",
+    "disconnect",
 )
+_FAULT = ("delay", "disconnect")
 _CALL = ("tool", "args", "args_raw", "id")
 _STUB = ("returns", "raises", "results", "side_effect", "description", "parameters")
 _RESULT = ("returns", "raises")
@@ -87,6 +96,48 @@ _CONTEXT_MESSAGE = "prompt is too long: the conversation exceeds the maximum con
 
 
 # -- the script ------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class Fault:
+    """A transport fault a turn injects: a late answer, or a connection dropped unanswered.
+
+    Over HTTP the emulator really waits `delay` seconds, then drops the connection
+    (`disconnect`) or sends the turn's answer; the client's own timeout decides whether it is
+    still listening. Without HTTP (the direct player, ``ScriptedModel.handler``) there is no
+    clock: a delay is a timeout at once. Either way the attempt consumes its turn and the client
+    retries it like a 5xx.
+    """
+
+    delay: float = 0.0
+    """Seconds the server waits before answering (or dropping the connection)."""
+    disconnect: bool = False
+    """The connection is closed without a response (always so for a turn with no answer)."""
+
+    @property
+    def timeout(self) -> bool:
+        """True when a client meets this fault as a timeout (any delay) rather than a drop."""
+        return self.delay > 0
+
+    def error_turn(self) -> Turn:
+        """What an SDK model reports once its retries are spent on this fault."""
+        kind, message = (
+            ("APITimeoutError", "Request timed out.")
+            if self.timeout
+            else ("APIConnectionError", "Connection error.")
+        )
+        return Turn(
+            message=Message(role="assistant", parts=()),
+            ending=Ending.ERROR,
+            raw_reason=kind,
+            detail=message,
+            error=ErrorInfo(type=kind, message=message),
+        )
+
+    def describe(self) -> str:
+        """``delay 2s``, ``disconnect``, ``delay 2s, disconnect``."""
+        bits = [f"delay {self.delay:g}s"] if self.delay else []
+        return ", ".join([*bits, "disconnect"] if self.disconnect else bits)
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -125,6 +176,8 @@ class Script:
     """Tool stubs by name."""
     turns: tuple[Turn, ...] = ()
     """What the model returns, in order, as canonical turns."""
+    faults: Mapping[int, Fault] = field(default_factory=dict)
+    """Transport faults by turn index (a fault-only turn holds `Fault.error_turn`)."""
     expect: Expect = field(default_factory=Expect)
     """What a replay should produce."""
     source: str | None = None
@@ -135,8 +188,12 @@ class Script:
         return [StubTool.build(name, spec) for name, spec in self.stubs.items()]
 
 
-def describe_turn(turn: Turn) -> str:
+def describe_turn(turn: Turn, fault: Fault | None = None) -> str:
     """A one-line summary of a turn, for messages about unused or unsupported turns."""
+    if fault is not None:
+        return (
+            fault.describe() if fault.disconnect else f"{fault.describe()}, {describe_turn(turn)}"
+        )
     if turn.error is not None and turn.error.status:
         return f"{turn.ending.value}: HTTP {turn.error.status}"
     bits = [f"{c.name}({c.id})" for c in turn.tool_calls]
@@ -228,6 +285,7 @@ class _TurnDraft:
     usage: Usage
     error: ErrorInfo | None
     path: str
+    fault: Fault | None = None
 
 
 class _Parser:
@@ -298,7 +356,7 @@ class _Parser:
         if "turns" not in top:
             self.fail("turns", "missing; a script needs at least one model turn")
         known = set(stubs) | ({finish.name} if finish else set())
-        turns = self.turns(top["turns"], known)
+        turns, faults = self.turns(top["turns"], known)
         expect = self.expect(top["expect"], set(stubs)) if "expect" in top else Expect()
         return Script(
             prompt=prompt,
@@ -307,6 +365,7 @@ class _Parser:
             finish_tool=finish,
             stubs=stubs,
             turns=turns,
+            faults=faults,
             expect=expect,
             source=self.source,
         )
@@ -407,7 +466,7 @@ class _Parser:
 
     # -- turns -------------------------------------------------------------------------------
 
-    def turns(self, value: Any, known: set[str]) -> tuple[Turn, ...]:
+    def turns(self, value: Any, known: set[str]) -> tuple[tuple[Turn, ...], dict[int, Fault]]:
         if not isinstance(value, list) or not value:
             self.fail("turns", f"expected a non-empty list of turns, got {_kind(value)}")
         drafts = [self.turn(raw, f"turns[{i}]", known) for i, raw in enumerate(value)]
@@ -422,12 +481,46 @@ class _Parser:
                     )
                 explicit[call.id] = f"{call.path}.id"
         ids = _fresh_ids(set(explicit))
-        return tuple(self.build(d, ids) for d in drafts)
+        faults = {i: d.fault for i, d in enumerate(drafts) if d.fault is not None}
+        return tuple(self.build(d, ids) for d in drafts), faults
+
+    def fault(self, raw: Mapping[str, Any], path: str) -> Fault | None:
+        delay = 0.0
+        if "delay" in raw:
+            delay = self.number(raw["delay"], f"{path}.delay")
+            if delay <= 0:
+                self.fail(f"{path}.delay", f"expected a number of seconds > 0, got {_kind(delay)}")
+        disconnect = (
+            self.boolean(raw["disconnect"], f"{path}.disconnect") if "disconnect" in raw else False
+        )
+        if not delay and not disconnect:
+            return None
+        answers = any(k not in _FAULT for k in raw)
+        if disconnect and answers:
+            key = next(str(k) for k in raw if k not in _FAULT)
+            self.fail(
+                _join(path, key),
+                "cannot be combined with disconnect: a dropped connection answers nothing",
+            )
+        return Fault(delay=delay, disconnect=not answers)
 
     def turn(self, value: Any, path: str, known: set[str]) -> _TurnDraft:
         raw = self.mapping(value, path, _TURN)
+        fault = self.fault(raw, path)
+        raw = {k: v for k, v in raw.items() if k not in _FAULT}
         if not raw:
-            self.fail(path, "an empty turn; give text, thinking, a tool call or an http_error")
+            if fault is not None:  # no answer: built as the error the client ends up with
+                return _TurnDraft([], [], None, None, Usage(), None, path, fault)
+            self.fail(
+                path,
+                "an empty turn; give text, thinking, a tool call, an http_error, a delay or "
+                "a disconnect",
+            )
+        draft = self.answer(raw, path, known)
+        draft.fault = fault
+        return draft
+
+    def answer(self, raw: Mapping[str, Any], path: str, known: set[str]) -> _TurnDraft:
         ending = (
             Ending(self.choice(raw["ending"], f"{path}.ending", "ending", _ENDINGS))
             if "ending" in raw
@@ -536,6 +629,8 @@ class _Parser:
         return Usage(**{k: self.integer(v, f"{path}.{k}") for k, v in raw.items()})
 
     def build(self, draft: _TurnDraft, ids: Iterator[str]) -> Turn:
+        if draft.fault is not None and draft.fault.disconnect:
+            return draft.fault.error_turn()
         parts = list(draft.parts)
         for c in draft.calls:
             call_id = c.id if c.id is not None else next(ids)
