@@ -319,8 +319,15 @@ def agent_loop(config: LoopConfig, transcript: list[Message]) -> Generator[Actio
                 if part.progress and part.text:
                     config.sink(Progress(step=calls, text=part.text))
 
-        # 3. Act on the ending.
+        # 3. Act on the ending. Retry budgets are per run of consecutive failures.
         ending = turn.ending
+        for kind, kept in (
+            ("truncated", Ending.TRUNCATED),
+            ("malformed", Ending.MALFORMED_TOOL_CALL),
+            ("paused", Ending.PAUSED),
+        ):
+            if ending is not kept:
+                retries[kind] = 0
         if ending is Ending.TOOL_USE:
             batch = turn.tool_calls
             finish_call = next(

@@ -350,3 +350,20 @@ def test_with_a_gate_a_progress_only_turn_is_a_report_that_is_continued() -> Non
 def test_without_a_gate_a_progress_only_turn_ends_empty() -> None:
     p = play({"prompt": "migrate", "turns": [{"thinking": "Progress: 4 of 6 done."}]}, "direct")
     assert (p.result.status, p.player.calls) == (Status.EMPTY, 1)
+
+
+def test_retry_budgets_count_consecutive_failures_only() -> None:
+    p = play(
+        {
+            "prompt": "write two parts",
+            "tools": {"save": {"returns": "saved"}},
+            "turns": [
+                {"text": "Part one is", "ending": "truncated"},
+                {"tool_call": "save", "args": {"part": 1}},
+                {"text": "Part two is", "ending": "truncated"},
+                {"text": "Both parts saved."},
+            ],
+        },
+        "direct",
+    )
+    assert (p.result.status, p.player.calls) == (Status.COMPLETE, 4)
