@@ -1,8 +1,9 @@
 """Worker throughput and SIGKILL-to-resume latency, with a zero-latency scripted model.
 
 Each task is two turns (one side-effecting tool call, then a text-only claim the gate accepts),
-so a task costs: a claim, two journal writes (the prompt rides with the first), a ledger
-lookup, begin and record, the gate, a certificate, and the outcome write. The side effect
+so a task costs: a claim, two journal writes (one per model call, each carrying that call's turn;
+the prompt rides with the first), a ledger lookup, begin and record, the gate, a certificate,
+and the outcome write (carrying the last step's messages). The side effect
 itself takes no time, so the figure is the worker's own overhead.
 
     .venv/bin/python bench/worker_throughput.py                    # embedded SQLite

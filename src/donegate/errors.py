@@ -9,7 +9,8 @@ DonegateError                 base of everything below
 ├── WireFormatError           a provider body that is not the documented shape (names the path)
 ├── ProviderError             the provider answered with an error (status, retry-after)
 ├── ScriptExhausted           a scripted model was called more times than the script has turns
-└── ToolError                 a tool raised; the loop turns it into an error result
+├── ToolError                 a tool raised; the loop turns it into an error result
+└── EffectDivergence          an idempotency key's recorded call is not the call now asking
 ```
 
 Control flow is never signalled by exceptions: the loop returns tagged steps.
@@ -19,6 +20,7 @@ from __future__ import annotations
 
 __all__ = [
     "DonegateError",
+    "EffectDivergence",
     "MissingExtra",
     "ProviderError",
     "ScriptError",
@@ -104,3 +106,21 @@ class ScriptExhausted(DonegateError):
 
 class ToolError(DonegateError):
     """A tool failed; carried into the transcript as an error result."""
+
+
+class EffectDivergence(DonegateError):
+    """An idempotency key was begun or recorded for one call and is now asked for another.
+
+    A run that no longer asks, at step N, what it asked there before would otherwise be
+    answered with another call's result, or re-issue another call's in-flight effect under its
+    key. The ledger refuses instead; the worker fails the task with this message.
+    """
+
+    def __init__(self, key: str, recorded: str, asking: str):
+        super().__init__(
+            f"effect {key}: the ledger holds {recorded} under this key but the run now asks for "
+            f"{asking}; not answered, not run"
+        )
+        self.key = key
+        self.recorded = recorded
+        self.asking = asking

@@ -95,7 +95,7 @@ def _execute_sync(planned: Planned, ledger: EffectLedger | None, step: int) -> T
             executed=False,
         )
     if key is not None and ledger is not None:
-        recorded = ledger.lookup(key)
+        recorded = ledger.lookup(key, call)
         if recorded is not None:
             return ToolCallRecord(
                 step=step, call=call, result=recorded, executed=False, idempotency_key=key
@@ -116,7 +116,7 @@ async def _execute_async(
             return await asyncio.to_thread(_execute_sync, planned, ledger, step)
         return _execute_sync(planned, ledger, step)
     if key is not None and ledger is not None:
-        recorded = ledger.lookup(key)
+        recorded = ledger.lookup(key, call)
         if recorded is not None:
             return ToolCallRecord(
                 step=step, call=call, result=recorded, executed=False, idempotency_key=key

@@ -16,6 +16,7 @@ from typing import Any, Protocol, get_type_hints, overload
 
 import pydantic
 
+from donegate.errors import EffectDivergence
 from donegate.messages import ToolCall, ToolResult
 from donegate.models.base import ToolSpec
 
@@ -25,6 +26,7 @@ __all__ = [
     "MemoryLedger",
     "Tool",
     "as_tool",
+    "ensure_same_call",
     "error_result",
     "render_output",
     "tool",
@@ -211,20 +213,42 @@ class EffectLedger(Protocol):
 
     A call whose key already has a result is answered from the ledger and not run again; a
     call begun but never recorded (a crash mid-effect) is re-issued with the same key, so the
-    tool's own idempotency makes the retry safe.
+    tool's own idempotency makes the retry safe. Either way only for the same call: a key held
+    by a different call (another name or other arguments) raises `EffectDivergence`.
     """
 
-    def lookup(self, key: str) -> ToolResult | None:
-        """The recorded result for `key`, if any."""
+    def lookup(self, key: str, call: ToolCall) -> ToolResult | None:
+        """The recorded result for `key`, if any; `EffectDivergence` if `key` is another call's."""
         ...
 
     def begin(self, key: str, call: ToolCall) -> None:
-        """Note that `call` is about to run under `key`."""
+        """Note that `call` is about to run under `key`; `EffectDivergence` as for `lookup`."""
         ...
 
     def record(self, key: str, result: ToolResult) -> None:
         """Record the result of the call run under `key`."""
         ...
+
+
+def _signature(call: ToolCall) -> str:
+    args = call.arguments
+    if args is None:
+        return f"{call.name}({call.arguments_raw})"
+    return f"{call.name}({json.dumps(args, sort_keys=True, separators=(',', ':'), default=str)})"
+
+
+def ensure_same_call(key: str, recorded: ToolCall, asking: ToolCall) -> None:
+    """Raise `EffectDivergence` unless `asking` is the call `key` holds: same name, same arguments.
+
+    Call ids are not compared: a model names its calls afresh on every response.
+    """
+    held, asked = _signature(recorded), _signature(asking)
+    if held != asked:
+        raise EffectDivergence(key, _short(held), _short(asked))
+
+
+def _short(text: str, limit: int = 200) -> str:
+    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 class MemoryLedger:
@@ -234,10 +258,14 @@ class MemoryLedger:
         self.results: dict[str, ToolResult] = {}
         self.begun: dict[str, ToolCall] = {}
 
-    def lookup(self, key: str) -> ToolResult | None:
+    def lookup(self, key: str, call: ToolCall) -> ToolResult | None:
+        if key in self.begun:
+            ensure_same_call(key, self.begun[key], call)
         return self.results.get(key)
 
     def begin(self, key: str, call: ToolCall) -> None:
+        if key in self.begun:
+            ensure_same_call(key, self.begun[key], call)
         self.begun[key] = call
 
     def record(self, key: str, result: ToolResult) -> None:

@@ -14,12 +14,12 @@ from typing import Any
 
 import pytest
 
-from donegate.errors import UserError
+from donegate.errors import EffectDivergence, UserError
 from donegate.events import Event, Progress
 from donegate.harness.checklist import Checklist
 from donegate.harness.runner import TaskResult, arun_task, build_tools, run_task
 from donegate.harness.spec import TaskSpec
-from donegate.messages import ToolResult
+from donegate.messages import ToolCall, ToolResult
 from donegate.run import run as plain_run
 from donegate.testing.player import ScriptedModel
 from donegate.testing.script import parse_script
@@ -258,6 +258,28 @@ def test_a_recorded_key_is_answered_from_the_ledger_not_run_again(tmp_path: Path
     assert (record.executed, record.output, record.idempotency_key) == (
         False, "wrote earlier", "t:1:0"
     )  # fmt: skip
+
+
+@pytest.mark.parametrize("recorded", [True, False])
+def test_a_key_held_by_another_call_raises_instead_of_answering_or_running(
+    tmp_path: Path, recorded: bool
+) -> None:
+    ledger = MemoryLedger()
+    held = ToolCall.from_args(
+        id="c0", name="write_file", arguments={"path": "a.txt", "content": "x"}
+    )
+    ledger.begin("t:1:0", held)
+    if recorded:
+        ledger.record("t:1:0", ToolResult(call_id="c0", name="write_file", content="wrote a.txt"))
+    model = inline(
+        [{"tool_call": "write_file", "args": {"path": "b.txt", "content": "x"}}, {"text": "ok"}],
+        "write_file",
+    )
+    with pytest.raises(EffectDivergence, match="t:1:0: the ledger holds write_file"):
+        run_task(task(tools=["write_file"]), model=model, workdir=tmp_path, ledger=ledger,
+                 completion_tool=None)  # fmt: skip
+    assert not (tmp_path / "b.txt").exists()
+    assert ledger.begun["t:1:0"] == held
 
 
 def test_progress_in_thinking_becomes_events_never_the_claim(tmp_path: Path) -> None:

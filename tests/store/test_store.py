@@ -6,9 +6,10 @@ import threading
 import time
 
 import pytest
+import sqlalchemy as sa
 
-from donegate.errors import UserError
-from donegate.messages import Message, ToolCall, ToolResult
+from donegate.errors import EffectDivergence, UserError
+from donegate.messages import Ending, Message, TextPart, ToolCall, ToolResult, Turn, Usage
 from donegate.store import Evidence, LeaseLost, Outcome, StoreLedger
 from donegate.store.sql import SqlStore, open_store
 
@@ -116,16 +117,74 @@ def test_the_effects_ledger_replays_results_and_reissues_begun_calls(store: SqlS
     assert lease is not None
     ledger = StoreLedger(store, lease)
     call = ToolCall.from_args(id="c1", name="send", arguments={"to": "ann"})
-    assert ledger.lookup("t:1:0") is None
+    assert ledger.lookup("t:1:0", call) is None
     ledger.begin("t:1:0", call)
-    assert ledger.lookup("t:1:0") is None  # begun, not done: must be re-issued
+    assert ledger.lookup("t:1:0", call) is None  # begun, not done: must be re-issued
     ledger.begin("t:1:0", call)  # the re-issue, same key
     result = ToolResult(call_id="c1", name="send", content="sent")
     ledger.record("t:1:0", result)
-    assert ledger.lookup("t:1:0") == result
+    assert ledger.lookup("t:1:0", call) == result
     assert ledger.replayed == ["t:1:0"]
     [row] = store.effects("t")
     assert (row["state"], row["issues"], row["call"]["arguments"]) == ("done", 2, {"to": "ann"})
+
+
+def test_a_key_answers_only_the_call_it_was_begun_for(store: SqlStore) -> None:
+    store.submit("t", spec("t"), type=None)
+    lease = store.claim("w", 30)
+    assert lease is not None
+    ledger = StoreLedger(store, lease)
+    ann = ToolCall.from_args(id="c1", name="send", arguments={"to": "ann", "cc": ["x", "y"]})
+    same = ToolCall.from_raw(
+        id="other-id", name="send", arguments_raw='{"cc":["x","y"],"to":"ann"}'
+    )
+    bob = ToolCall.from_args(id="c1", name="send", arguments={"to": "bob", "cc": ["x", "y"]})
+    renamed = ToolCall.from_args(id="c1", name="page", arguments={"to": "ann", "cc": ["x", "y"]})
+    ledger.begin("t:1:0", ann)
+    for other in (bob, renamed):  # begun for ann: neither re-issued nor answered for another
+        with pytest.raises(EffectDivergence) as info:
+            ledger.begin("t:1:0", other)
+        assert info.value.key == "t:1:0" and '"to":"ann"' in info.value.recorded
+        assert "\n" not in str(info.value)
+        with pytest.raises(EffectDivergence):
+            ledger.lookup("t:1:0", other)
+    ledger.begin("t:1:0", same)  # ids differ between responses; the call is the same
+    ledger.record("t:1:0", ToolResult(call_id="c1", name="send", content="sent to ann"))
+    with pytest.raises(EffectDivergence, match="t:1:0: the ledger holds send"):
+        ledger.lookup("t:1:0", bob)
+    result = ledger.lookup("t:1:0", same)
+    assert result is not None and result.content == "sent to ann"
+    [row] = store.effects("t")
+    assert (row["state"], row["issues"], row["call"]["arguments"]["to"]) == ("done", 2, "ann")
+
+
+def test_turns_are_journaled_by_step_and_replayed_per_generation(store: SqlStore) -> None:
+    store.submit("t", spec("t"), type=None)
+    lease = store.claim("w", 30)
+    assert lease is not None
+    call = ToolCall.from_args(id="c1", name="send", arguments={"to": "ann"})
+    first = Turn(
+        message=Message(role="assistant", parts=(call,)),
+        ending=Ending.TOOL_USE,
+        usage=Usage(input_tokens=7, output_tokens=3),
+    )
+    cut = Turn(
+        message=Message(role="assistant", parts=(TextPart(text="Sen"),)),
+        ending=Ending.TRUNCATED,
+        raw_reason="max_tokens",
+    )
+    prompt = [(0, Message.system("sys")), (0, Message.user("go"))]
+    store.journal(lease, turn=(1, first), messages=prompt)
+    store.journal(lease, turn=(2, cut), messages=[(1, first.message)])
+    assert store.turns("t", 0) == [first, cut]
+    assert store.turns("t", 1) == []  # a new generation starts afresh
+    assert store.transcript(lease.run_id) == [m for _, m in prompt] + [first.message]
+    with pytest.raises(sa.exc.IntegrityError):  # a step is journaled once
+        store.journal(lease, turn=(2, cut))
+    store.cancel("t")
+    with pytest.raises(LeaseLost):
+        store.journal(lease, turn=(3, first))
+    assert len(store.turns("t", 0)) == 2
 
 
 def test_cancel_fences_a_running_worker(store: SqlStore) -> None:

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import collections
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
 from donegate.messages import Ending, Message, TextPart, ToolCall, Turn
 from donegate.models.base import ModelRequest
 from donegate.models.function import FunctionModel
+from donegate.store.sql import SqlStore
 
 DATA = Path(__file__).parent / "data"
 SEND_SCRIPT = DATA / "send.yaml"
@@ -48,6 +49,74 @@ def text_turn(text: str) -> Turn:
     return Turn(
         message=Message(role="assistant", parts=(TextPart(text=text),)), ending=Ending.COMPLETE
     )
+
+
+def truncated_turn(text: str) -> Turn:
+    return Turn(
+        message=Message(role="assistant", parts=(TextPart(text=text),)),
+        ending=Ending.TRUNCATED,
+        raw_reason="max_tokens",
+    )
+
+
+class Killed(BaseException):
+    """SIGKILL, in process: escapes the worker without giving the task back or recording."""
+
+
+class StepModel:
+    """A scripted model that knows which steps it may answer: `turns[i]` answers step `first + i`.
+
+    A `Killed` in the list is raised at that step (the worker dies mid-call). A model built with
+    ``first > 1`` stands for a resumed run's live model: asked for a step the journal should have
+    answered (a request with no assistant message yet), or past its script, it raises.
+    """
+
+    def __init__(self, turns: Sequence[Turn | Killed], *, first: int = 1) -> None:
+        self.turns = list(turns)
+        self.first = first
+        self.requests: list[ModelRequest] = []
+
+    def __call__(self, request: ModelRequest) -> Turn:
+        if self.first > 1 and not any(m.role == "assistant" for m in request.messages):
+            raise AssertionError("asked again for step 1, which the journal answered")
+        if len(self.requests) >= len(self.turns):
+            raise AssertionError(f"asked for step {self.first + len(self.requests)}: unscripted")
+        answer = self.turns[len(self.requests)]
+        self.requests.append(request)
+        if isinstance(answer, Killed):
+            raise answer
+        return answer
+
+    @property
+    def model(self) -> FunctionModel:
+        return FunctionModel(self, name="function:steps")
+
+
+class SpyStore:
+    """A store that logs its journal, ledger and outcome writes, in order, then makes them."""
+
+    def __init__(self, store: SqlStore) -> None:
+        self.store = store
+        self.writes: list[tuple[str, object]] = []
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.store, name)
+
+    def journal(self, lease: Any, **kw: Any) -> None:
+        self.writes.append(("journal", kw["turn"][0] if kw.get("turn") else None))
+        self.store.journal(lease, **kw)
+
+    def effect_begin(self, lease: Any, key: str, call: ToolCall) -> None:
+        self.writes.append(("begin", key))
+        self.store.effect_begin(lease, key, call)
+
+    def effect_record(self, lease: Any, key: str, result: Any) -> None:
+        self.writes.append(("record", key))
+        self.store.effect_record(lease, key, result)
+
+    def finish(self, lease: Any, outcome: Any, **kw: Any) -> None:
+        self.writes.append(("finish", outcome.status))
+        self.store.finish(lease, outcome, **kw)
 
 
 def send_then_claim(

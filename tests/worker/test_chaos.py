@@ -4,7 +4,9 @@ The tasks' side effect (`tests.worker.effects.send`) keeps its own log outside t
 line per delivery and one per execution. After the storm every task must have ended done or
 escalated, every task's message must have been delivered exactly once, and no effect may have
 executed more often than the ledger began it (a recorded result is never executed again; only
-an in-flight one, begun and not recorded, is re-issued under the same key).
+an in-flight one, begun and not recorded, is re-issued under the same key). A resumed task
+replays its journaled turns instead of asking the model again: a script player asked again would
+send a second message under a step-2 key, which the exact delivery count would catch.
 """
 
 from __future__ import annotations
@@ -48,9 +50,16 @@ def check_outcome(store: SqlStore, effect_log: Path, chaos: Chaos) -> dict[str, 
             assert effect["state"] == "done", effect
             assert 1 <= executed[effect["key"]] <= effect["issues"], effect
             reissued += effect["issues"] - 1
-    lost_runs = sum(1 for t in tasks for r in store.runs(t) if r.status == "lost")
-    assert chaos.kills >= 8 and lost_runs >= 5, (chaos.kills, lost_runs)
-    return {"kills": chaos.kills, "lost_runs": lost_runs, "reissued": reissued}
+    runs = [r for t in tasks for r in store.runs(t)]
+    lost_runs = sum(1 for r in runs if r.status == "lost")
+    replayed = sum(r.replayed_calls for r in runs)
+    assert chaos.kills >= 8 and lost_runs >= 5 and replayed >= 1, (chaos.kills, lost_runs)
+    return {
+        "kills": chaos.kills,
+        "lost_runs": lost_runs,
+        "reissued": reissued,
+        "replayed": replayed,
+    }
 
 
 @pytest.mark.slow

@@ -5,6 +5,7 @@ from __future__ import annotations
 import threading
 import time
 from pathlib import Path
+from typing import cast
 
 import pytest
 
@@ -13,12 +14,19 @@ from donegate.harness.spec import TaskSpecError
 from donegate.messages import Ending, ErrorInfo, Message, ToolCall, ToolResult, Turn
 from donegate.models.base import Model, ModelRequest
 from donegate.models.function import FunctionModel
-from donegate.store import StoreLedger
+from donegate.store import StoreLedger, TaskStore
 from donegate.store.sql import SqlStore
 from donegate.worker import ModelResolver, Worker, submit
 from donegate.worker.tasks import INSTRUCTIONS_HEADER
 from tests.worker.effects import send
-from tests.worker.helpers import effect_counts, send_then_claim, task, text_turn, tool_turn
+from tests.worker.helpers import (
+    SpyStore,
+    effect_counts,
+    send_then_claim,
+    task,
+    text_turn,
+    tool_turn,
+)
 
 
 def fixed(model: Model) -> ModelResolver:
@@ -44,25 +52,32 @@ def test_submit_is_idempotent_and_a_malformed_file_is_one_line(
     assert sorted(t.id for t in store.list_tasks()) == ["a", "b"]
 
 
-def test_each_turn_is_journaled_before_the_next_step(store: SqlStore, effect_log: Path) -> None:
+def test_each_turn_is_journaled_before_its_tools_run(store: SqlStore, effect_log: Path) -> None:
     submit(task("t", effect_log.parent), store)
     seen: list[list[str]] = []
 
     def check(n: int, request: ModelRequest) -> None:
-        if n == 2:
-            run = store.runs("t")[-1]
-            seen.append([m.role for m in store.transcript(run.id)])
-            assert [e.call.name for e in store.evidence("t")] == ["send"]
+        if n == 2:  # the first turn is stored; its step's messages ride with the second
+            seen.append([t.ending.value for t in store.turns("t", 0)])
 
-    worker = Worker(store, model_resolver=fixed(send_then_claim(check)))
+    spy = SpyStore(store)
+    worker = Worker(cast(TaskStore, spy), model_resolver=fixed(send_then_claim(check)))
     outcome = worker.run_one()
     assert outcome is not None and outcome.status == "done"
-    assert seen == [["system", "user", "assistant", "tool"]]
+    assert seen == [["tool_use"]]
+    assert spy.writes == [
+        ("journal", 1),  # the prompt and turn 1, before its tool runs
+        ("begin", "t:1:0"),
+        ("record", "t:1:0"),
+        ("journal", 2),  # step 1's messages and evidence, and turn 2: one write per model call
+        ("finish", "done"),  # with what the last step appended
+    ]
     run = store.runs("t")[-1]
     assert [m.role for m in store.transcript(run.id)] == [
         "system", "user", "assistant", "tool", "assistant",
     ]  # fmt: skip
-    assert (run.status, run.model_calls) == ("done", 2)
+    assert [t.ending.value for t in store.turns("t", 0)] == ["tool_use", "complete"]
+    assert (run.status, run.model_calls, run.replayed_calls) == ("done", 2, 0)
     delivered, executed = effect_counts(effect_log)
     assert delivered == executed == {"t:1:0": 1}
 
@@ -243,15 +258,14 @@ def test_a_provider_outage_puts_the_task_back_without_repeating_effects(
 ) -> None:
     submit(task("t", effect_log.parent), store)
     attempts: list[int] = []
+    calls: list[int] = []
 
     def model(name: str, what: str) -> Model:
         attempts.append(1)
-        calls = 0
 
         def respond(request: ModelRequest) -> Turn:
-            nonlocal calls
-            calls += 1
-            if calls == 1:
+            calls.append(len(attempts))
+            if not any(m.role == "tool" for m in request.messages):
                 return tool_turn("send", {"to": "ann"})
             if len(attempts) == 1:  # the provider is down for the whole first attempt
                 return Turn(
@@ -272,3 +286,5 @@ def test_a_provider_outage_puts_the_task_back_without_repeating_effects(
     assert outcome is not None and outcome.status == "done"
     assert effect_counts(effect_log) == ({"t:1:0": 1}, {"t:1:0": 1})  # replayed, not re-sent
     assert [r.status for r in store.runs("t")] == ["error", "done"]
+    # the error turn was not journaled: the retry replayed step 1 and asked again at step 2
+    assert calls == [1, 1, 2] and (outcome.model_calls, outcome.replayed_calls) == (2, 1)

@@ -1,4 +1,8 @@
-"""Messages, calls and results as JSON: the `kind` discriminator picks the part class back."""
+"""Messages, calls, results and whole turns as JSON: the `kind` discriminator picks parts back.
+
+A `Turn` is stored losslessly (message, ending, raw reason, detail, usage, error, model,
+response id, wire format): a resumed run replays it in place of a model call.
+"""
 
 from __future__ import annotations
 
@@ -8,6 +12,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from donegate.messages import (
+    Ending,
+    ErrorInfo,
     MediaPart,
     Message,
     Part,
@@ -17,6 +23,8 @@ from donegate.messages import (
     ThinkingPart,
     ToolCall,
     ToolResult,
+    Turn,
+    Usage,
 )
 
 __all__ = [
@@ -27,6 +35,8 @@ __all__ = [
     "message_to_json",
     "part_to_json",
     "result_from_json",
+    "turn_from_json",
+    "turn_to_json",
 ]
 
 _PARTS: dict[str, type[Any]] = {
@@ -103,3 +113,44 @@ def result_from_json(data: Mapping[str, Any]) -> ToolResult:
     part = _part_from_json({**data, "kind": "tool_result"})
     assert isinstance(part, ToolResult)
     return part
+
+
+def _fields_to_json(value: Any) -> dict[str, Any]:
+    """A flat dataclass (`Usage`, `ErrorInfo`) as an object, defaults left out."""
+    return {
+        f.name: _plain(getattr(value, f.name))
+        for f in dataclasses.fields(value)
+        if getattr(value, f.name) != f.default
+    }
+
+
+def turn_to_json(turn: Turn) -> dict[str, Any]:
+    """A classified turn as a JSON object; every field kept, defaults left out."""
+    out: dict[str, Any] = {"message": message_to_json(turn.message), "ending": turn.ending.value}
+    for f in dataclasses.fields(turn):
+        value = getattr(turn, f.name)
+        if f.name in out or value is None:
+            continue
+        if isinstance(value, Usage | ErrorInfo):
+            data = _fields_to_json(value)
+            if data or isinstance(value, ErrorInfo):
+                out[f.name] = data
+        else:
+            out[f.name] = _plain(value)
+    return out
+
+
+def turn_from_json(data: Mapping[str, Any]) -> Turn:
+    """The inverse of `turn_to_json`."""
+    fields = dict(data)
+    message = message_from_json(fields.pop("message"))
+    ending = Ending(fields.pop("ending"))
+    usage = Usage(**fields.pop("usage", {}))
+    error = fields.pop("error", None)
+    return Turn(
+        message=message,
+        ending=ending,
+        usage=usage,
+        error=ErrorInfo(**error) if error is not None else None,
+        **fields,
+    )

@@ -1,21 +1,28 @@
-"""The run journal: transcript, evidence, checklist, the effects ledger, and a run's end.
+"""The run journal: turns, transcript, evidence, checklist, the effects ledger, a run's end.
 
 Every write here is fenced: it first touches the task row under the writer's lease epoch, inside
 the same transaction, and raises `LeaseLost` if that epoch is no longer current. On PostgreSQL
 the touch also row-locks the task, so a concurrent claim waits or skips it until the write has
 committed; on SQLite the write lock does the same.
+
+The ledger answers a key only for the call it was begun for: a different call under the same
+key (another name or other arguments) raises `EffectDivergence` instead of being answered with,
+or re-issued as, the other call.
 """
 
 from __future__ import annotations
 
 import time
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import sqlalchemy as sa
+from sqlalchemy.dialects.postgresql import insert as pg_insert
+from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.engine import Connection
 
-from donegate.messages import Message, ToolCall, ToolResult
+from donegate.messages import Message, ToolCall, ToolResult, Turn
 from donegate.store._codec import (
     call_from_json,
     dumps,
@@ -24,6 +31,8 @@ from donegate.store._codec import (
     message_to_json,
     part_to_json,
     result_from_json,
+    turn_from_json,
+    turn_to_json,
 )
 from donegate.store._db import Database
 from donegate.store._schema import checklists, effects, escalations, events
@@ -31,7 +40,9 @@ from donegate.store._schema import evidence as evidence_t
 from donegate.store._schema import messages as messages_t
 from donegate.store._schema import runs as runs_t
 from donegate.store._schema import tasks as tasks_t
+from donegate.store._schema import turns as turns_t
 from donegate.store.base import Evidence, Lease, LeaseLost, Outcome, RunRecord
+from donegate.tools import ensure_same_call
 
 __all__ = ["JournalMixin", "fence", "put_checklist", "stop_row"]
 
@@ -46,19 +57,30 @@ _HELD = sa.and_(
 _FENCE = sa.update(tasks_t).where(_HELD).values(heartbeat_at=_B("b_now"))
 _LAST_SEQ = sa.select(sa.func.max(messages_t.c.seq)).where(messages_t.c.run_id == _B("b_run"))
 _ADD_MESSAGES = sa.insert(messages_t)
+_ADD_TURN = sa.insert(turns_t)
 _ADD_EVIDENCE = sa.insert(evidence_t)
 _DROP_ITEMS = sa.delete(checklists).where(
     checklists.c.task_id == _B("b_task"), checklists.c.item.in_(_B("b_items", expanding=True))
 )
 _ADD_ITEMS = sa.insert(checklists)
 _ADD_EVENT = sa.insert(events)
-_EFFECT = sa.select(effects.c.state, effects.c.result).where(effects.c.key == _B("b_key"))
+_EFFECT = sa.select(effects.c.state, effects.c.call, effects.c.result).where(
+    effects.c.key == _B("b_key")
+)
 _REISSUE = (
     sa.update(effects)
     .where(effects.c.key == _B("b_key"), effects.c.state == "begun")
     .values(issues=effects.c.issues + 1, epoch=_B("b_epoch"), begun_at=_B("b_now"))
 )
-_ADD_EFFECT = sa.insert(effects)
+# A first begin is one statement: insert unless the key is there (then check and re-issue).
+# psycopg reports no rowcount for ON CONFLICT DO NOTHING, so PostgreSQL says it with RETURNING
+# (SQLite's rowcount is exact, and RETURNING needs SQLite 3.35).
+_ADD_EFFECT = {
+    "sqlite": sqlite_insert(effects).on_conflict_do_nothing(index_elements=["key"]),
+    "postgresql": pg_insert(effects)
+    .on_conflict_do_nothing(index_elements=["key"])
+    .returning(effects.c.key),
+}
 _EFFECT_DONE = (
     sa.update(effects)
     .where(effects.c.key == _B("b_key"))
@@ -86,6 +108,7 @@ _END_RUN = (
         reason=_B("b_reason"),
         ended_at=_B("b_now"),
         model_calls=_B("b_calls"),
+        replayed_calls=_B("b_replayed"),
         continuations=_B("b_continuations"),
     )
 )
@@ -140,6 +163,7 @@ def stop_row(
             "loop_status": outcome.loop_status,
             "open_items": open_items,
             "turns": outcome.model_calls,
+            "replayed_turns": outcome.replayed_calls,
             "continuations": outcome.continuations,
             "input_tokens": outcome.input_tokens,
             "output_tokens": outcome.output_tokens,
@@ -149,10 +173,104 @@ def stop_row(
     )
 
 
+@dataclass(slots=True)
+class _Rows:
+    """One write's rows, encoded before the write lock is taken (JSON is the slow part)."""
+
+    messages: list[dict[str, Any]]
+    turn: dict[str, Any] | None
+    evidence: list[dict[str, Any]]
+    checklist: Sequence[tuple[str, str, str]]
+
+
+def _encode(
+    lease: Lease,
+    now: float,
+    *,
+    turn: tuple[int, Turn] | None,
+    messages: Sequence[tuple[int, Message]],
+    evidence: Sequence[Evidence],
+    checklist: Sequence[tuple[str, str, str]],
+) -> _Rows:
+    """What a run produced since its last write, as rows (message `seq` is set on insert)."""
+    return _Rows(
+        messages=[
+            {
+                "task_id": lease.task_id,
+                "run_id": lease.run_id,
+                "step": step,
+                "role": m.role,
+                "data": dumps(message_to_json(m)),
+            }
+            for step, m in messages
+        ],
+        turn=None
+        if turn is None
+        else {
+            "task_id": lease.task_id,
+            "generation": lease.generation,
+            "step": turn[0],
+            "run_id": lease.run_id,
+            "turn": dumps(turn_to_json(turn[1])),
+            "created_at": now,
+        },
+        evidence=[
+            {
+                "task_id": lease.task_id,
+                "run_id": lease.run_id,
+                "step": e.step,
+                "tool": e.call.name,
+                "call": dumps(part_to_json(e.call)),
+                "result": dumps(part_to_json(e.result)),
+                "executed": e.executed,
+                "idempotency_key": e.idempotency_key,
+                "duration_s": e.duration_s,
+                "at": now,
+            }
+            for e in evidence
+        ],
+        checklist=checklist,
+    )
+
+
+def _insert(conn: Connection, lease: Lease, rows: _Rows, now: float, seq: int | None) -> None:
+    """Insert encoded rows (the caller has fenced `conn`); messages from position `seq` on."""
+    if rows.messages:
+        if seq is None:
+            last = conn.execute(_LAST_SEQ, {"b_run": lease.run_id}).scalar()
+            seq = 0 if last is None else int(last) + 1
+        for i, row in enumerate(rows.messages, start=seq):
+            row["seq"] = i
+        conn.execute(_ADD_MESSAGES, rows.messages)
+    if rows.turn is not None:
+        conn.execute(_ADD_TURN, rows.turn)
+    if rows.evidence:
+        conn.execute(_ADD_EVIDENCE, rows.evidence)
+    put_checklist(conn, lease.task_id, rows.checklist, now)
+
+
 class JournalMixin:
     """The journal half of `SqlStore`."""
 
     _db: Database
+
+    def journal(
+        self,
+        lease: Lease,
+        *,
+        turn: tuple[int, Turn] | None = None,
+        messages: Sequence[tuple[int, Message]] = (),
+        evidence: Sequence[Evidence] = (),
+        checklist: Sequence[tuple[str, str, str]] = (),
+        seq: int | None = None,
+    ) -> None:
+        now = time.time()
+        rows = _encode(
+            lease, now, turn=turn, messages=messages, evidence=evidence, checklist=checklist
+        )
+        with self._db.write() as conn:
+            fence(conn, lease, now)
+            _insert(conn, lease, rows, now, seq)
 
     def append_messages(
         self,
@@ -162,46 +280,23 @@ class JournalMixin:
         evidence: Sequence[Evidence] = (),
         checklist: Sequence[tuple[str, str, str]] = (),
     ) -> None:
-        now = time.time()
-        with self._db.write() as conn:
-            fence(conn, lease, now)
-            if messages:
-                last = conn.execute(_LAST_SEQ, {"b_run": lease.run_id}).scalar()
-                seq = -1 if last is None else int(last)
-                conn.execute(
-                    _ADD_MESSAGES,
-                    [
-                        {
-                            "task_id": lease.task_id,
-                            "run_id": lease.run_id,
-                            "seq": seq + i + 1,
-                            "step": step,
-                            "role": m.role,
-                            "data": dumps(message_to_json(m)),
-                        }
-                        for i, m in enumerate(messages)
-                    ],
-                )
-            if evidence:
-                conn.execute(
-                    _ADD_EVIDENCE,
-                    [
-                        {
-                            "task_id": lease.task_id,
-                            "run_id": lease.run_id,
-                            "step": e.step,
-                            "tool": e.call.name,
-                            "call": dumps(part_to_json(e.call)),
-                            "result": dumps(part_to_json(e.result)),
-                            "executed": e.executed,
-                            "idempotency_key": e.idempotency_key,
-                            "duration_s": e.duration_s,
-                            "at": now,
-                        }
-                        for e in evidence
-                    ],
-                )
-            put_checklist(conn, lease.task_id, checklist, now)
+        self.journal(
+            lease, messages=[(step, m) for m in messages], evidence=evidence, checklist=checklist
+        )
+
+    def turns(self, task_id: str, generation: int) -> list[Turn]:
+        with self._db.read() as conn:
+            rows = conn.execute(
+                sa.select(turns_t.c.step, turns_t.c.turn)
+                .where(turns_t.c.task_id == task_id, turns_t.c.generation == generation)
+                .order_by(turns_t.c.step)
+            ).all()
+        out: list[Turn] = []
+        for r in rows:
+            if r.step != len(out) + 1:  # never written out of order; a gap ends the replay
+                break
+            out.append(turn_from_json(loads(r.turn)))
+        return out
 
     def transcript(self, run_id: int) -> list[Message]:
         with self._db.read() as conn:
@@ -228,6 +323,7 @@ class JournalMixin:
                 status=r.status,
                 reason=r.reason,
                 model_calls=r.model_calls,
+                replayed_calls=r.replayed_calls,
                 continuations=r.continuations,
             )
             for r in rows
@@ -263,31 +359,36 @@ class JournalMixin:
 
     # -- the effects ledger ----------------------------------------------------------------------
 
-    def effect_lookup(self, key: str) -> ToolResult | None:
+    def effect_lookup(self, key: str, call: ToolCall) -> ToolResult | None:
         with self._db.read() as conn:
             row = conn.execute(_EFFECT, {"b_key": key}).first()
-        if row is None or row.state != "done" or row.result is None:
+        if row is None:
+            return None
+        ensure_same_call(key, call_from_json(loads(row.call)), call)
+        if row.state != "done" or row.result is None:
             return None
         return result_from_json(loads(row.result))
 
     def effect_begin(self, lease: Lease, key: str, call: ToolCall) -> None:
         now = time.time()
+        row = {
+            "key": key,
+            "task_id": lease.task_id,
+            "state": "begun",
+            "call": dumps(part_to_json(call)),
+            "epoch": lease.epoch,
+            "issues": 1,
+            "begun_at": now,
+        }
         with self._db.write() as conn:
             fence(conn, lease, now)
-            again = conn.execute(_REISSUE, {"b_key": key, "b_epoch": lease.epoch, "b_now": now})
-            if again.rowcount == 0:
-                conn.execute(
-                    _ADD_EFFECT,
-                    {
-                        "key": key,
-                        "task_id": lease.task_id,
-                        "state": "begun",
-                        "call": dumps(part_to_json(call)),
-                        "epoch": lease.epoch,
-                        "issues": 1,
-                        "begun_at": now,
-                    },
-                )
+            added = conn.execute(_ADD_EFFECT[self._db.dialect], row)
+            if added.rowcount == 1 if self._db.is_sqlite else added.first() is not None:
+                return
+            held = conn.execute(_EFFECT, {"b_key": key}).one()
+            # begun before and never recorded: re-issue it, if it is the same call
+            ensure_same_call(key, call_from_json(loads(held.call)), call)
+            conn.execute(_REISSUE, {"b_key": key, "b_epoch": lease.epoch, "b_now": now})
 
     def effect_record(self, lease: Lease, key: str, result: ToolResult) -> None:
         now = time.time()
@@ -316,9 +417,22 @@ class JournalMixin:
 
     # -- the end of a run ----------------------------------------------------------------------
 
-    def finish(self, lease: Lease, outcome: Outcome) -> None:
+    def finish(
+        self,
+        lease: Lease,
+        outcome: Outcome,
+        *,
+        messages: Sequence[tuple[int, Message]] = (),
+        evidence: Sequence[Evidence] = (),
+        checklist: Sequence[tuple[str, str, str]] = (),
+        seq: int | None = None,
+    ) -> None:
         now = time.time()
         task_type = lease.spec.get("type")
+        rows = _encode(
+            lease, now, turn=None, messages=messages, evidence=evidence, checklist=checklist
+        )
+        summary = dumps(_summary(outcome))
         with self._db.write() as conn:
             ended = conn.execute(
                 _END_TASK,
@@ -326,11 +440,12 @@ class JournalMixin:
                     **_held(lease, now),
                     "b_status": outcome.status,
                     "b_reason": outcome.reason,
-                    "b_result": dumps(_summary(outcome)),
+                    "b_result": summary,
                 },
             )
             if ended.rowcount != 1:  # the fence: only the lease holder records an outcome
                 raise LeaseLost(lease.task_id, lease.epoch)
+            _insert(conn, lease, rows, now, seq)
             conn.execute(
                 _END_RUN,
                 {
@@ -340,6 +455,7 @@ class JournalMixin:
                     "b_reason": outcome.reason,
                     "b_now": now,
                     "b_calls": outcome.model_calls,
+                    "b_replayed": outcome.replayed_calls,
                     "b_continuations": outcome.continuations,
                 },
             )
@@ -373,6 +489,7 @@ def _summary(outcome: Outcome) -> dict[str, Any]:
         "ending": outcome.ending,
         "loop_status": outcome.loop_status,
         "model_calls": outcome.model_calls,
+        "replayed_calls": outcome.replayed_calls,
         "continuations": outcome.continuations,
         "duration_s": round(outcome.duration_s, 4),
         **dict(outcome.summary),

@@ -117,6 +117,7 @@ class ReviewMixin:
                 loop_status=r.loop_status,
                 open_items=r.open_items,
                 turns=r.turns,
+                replayed_turns=r.replayed_turns,
                 continuations=r.continuations,
                 duration_s=r.duration_s,
                 at=r.at,

@@ -19,6 +19,7 @@ __all__ = [
     "metadata",
     "runs",
     "tasks",
+    "turns",
 ]
 
 metadata = sa.MetaData()
@@ -63,7 +64,20 @@ runs = sa.Table(
     sa.Column("reason", sa.Text, nullable=True),
     sa.Column("model_calls", sa.Integer, nullable=False, server_default="0"),
     sa.Column("continuations", sa.Integer, nullable=False, server_default="0"),
+    sa.Column("replayed_calls", sa.Integer, nullable=False, server_default="0"),
 )
+
+turns = sa.Table(
+    "turns",
+    metadata,
+    sa.Column("task_id", sa.String(200), primary_key=True),
+    sa.Column("generation", sa.Integer, primary_key=True),
+    sa.Column("step", sa.Integer, primary_key=True),
+    sa.Column("run_id", sa.Integer, sa.ForeignKey("runs.id"), nullable=False),
+    sa.Column("turn", sa.Text, nullable=False),
+    sa.Column("created_at", sa.Float, nullable=False),
+)
+"""Every classified turn of a task's generation by model-call number: a resume replays them."""
 
 messages = sa.Table(
     "messages",
@@ -147,6 +161,7 @@ events = sa.Table(
     sa.Column("open_items", sa.Integer, nullable=False, server_default="0"),
     sa.Column("turns", sa.Integer, nullable=False),
     sa.Column("continuations", sa.Integer, nullable=False),
+    sa.Column("replayed_turns", sa.Integer, nullable=False, server_default="0"),
     sa.Column("input_tokens", sa.Integer, nullable=False, server_default="0"),
     sa.Column("output_tokens", sa.Integer, nullable=False, server_default="0"),
     sa.Column("duration_s", sa.Float, nullable=False),

@@ -1,10 +1,10 @@
 """The `TaskStore` protocol and the plain records it reads and writes.
 
 A store is the task record that lives outside the model's context (seed 002): the queue of
-tasks, the journal of each run (transcript, evidence, checklist, effects ledger), the human
-queue of escalations, and the stop-reason telemetry rows. Workers hold a `Lease` on a task;
-every write a worker makes carries it, and a write under a lease that was lost (expired and
-claimed elsewhere, or cancelled) raises `LeaseLost` instead of landing.
+tasks, the journal of each run (every classified turn, transcript, evidence, checklist, effects
+ledger), the human queue of escalations, and the stop-reason telemetry rows. Workers hold a
+`Lease` on a task; every write a worker makes carries it, and a write under a lease that was
+lost (expired and claimed elsewhere, or cancelled) raises `LeaseLost` instead of landing.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, TypeAlias
 
 from donegate.errors import DonegateError
-from donegate.messages import Message, ToolCall, ToolResult
+from donegate.messages import Message, ToolCall, ToolResult, Turn
 
 __all__ = [
     "TERMINAL",
@@ -139,7 +139,9 @@ class Outcome:
     loop_status: str | None = None
     """The loop's own status (``complete``, ``max_steps``, ``gated``...)."""
     model_calls: int = 0
-    """Model calls (turns) in the run."""
+    """Model calls (turns) in the run, replayed ones included."""
+    replayed_calls: int = 0
+    """Of `model_calls`, those a resumed run answered from the journal (no call, no cost)."""
     continuations: int = 0
     """Automatic continuations the gate sent."""
     input_tokens: int = 0
@@ -179,7 +181,9 @@ class RunRecord:
     reason: str | None
     """Why it ended."""
     model_calls: int
-    """Turns."""
+    """Turns, replayed ones included."""
+    replayed_calls: int = 0
+    """Of `model_calls`, those answered from the journal of an earlier claim."""
     continuations: int
     """Automatic continuations."""
 
@@ -227,7 +231,9 @@ class StopRow:
     open_items: int
     """Checklist items still open at the end."""
     turns: int
-    """Model calls."""
+    """Model calls, replayed ones included."""
+    replayed_turns: int = 0
+    """Of `turns`, those answered from the journal (a resumed run); the rest were live."""
     continuations: int
     """Automatic continuations."""
     duration_s: float
@@ -287,6 +293,30 @@ class TaskStore(Protocol):
         ...
 
     # -- the journal ---------------------------------------------------------------------------
+    def journal(
+        self,
+        lease: Lease,
+        *,
+        turn: tuple[int, Turn] | None = None,
+        messages: Sequence[tuple[int, Message]] = (),
+        evidence: Sequence[Evidence] = (),
+        checklist: Sequence[tuple[str, str, str]] = (),
+        seq: int | None = None,
+    ) -> None:
+        """Persist, in one fenced write, what a run produced since its last write.
+
+        `turn` is ``(step, turn)``: model call `step`'s classified response, written before any
+        tool of that step runs; a resumed run replays it instead of calling the model again.
+        `messages` are ``(step, message)`` pairs, each tagged with the model call it follows
+        (0 for the prompt). `seq` is the first message's position in the run's transcript when
+        the caller counts them (it saves a read); None appends after the last one stored.
+        """
+        ...
+
+    def turns(self, task_id: str, generation: int) -> list[Turn]:
+        """The journaled turns of a task's generation: steps 1..K in order, stopping at a gap."""
+        ...
+
     def append_messages(
         self,
         lease: Lease,
@@ -295,7 +325,7 @@ class TaskStore(Protocol):
         evidence: Sequence[Evidence] = (),
         checklist: Sequence[tuple[str, str, str]] = (),
     ) -> None:
-        """Persist one step's messages, evidence and checklist changes before the next step."""
+        """Persist one step's messages, evidence and checklist changes (`journal`, no turn)."""
         ...
 
     def transcript(self, run_id: int) -> list[Message]:
@@ -314,12 +344,15 @@ class TaskStore(Protocol):
         """``(item, status, note)`` rows."""
         ...
 
-    def effect_lookup(self, key: str) -> ToolResult | None:
-        """The recorded result of a side effect, if it finished."""
+    def effect_lookup(self, key: str, call: ToolCall) -> ToolResult | None:
+        """The recorded result of `call` under `key`, if it finished.
+
+        `EffectDivergence` when `key` was begun for another call (name or arguments).
+        """
         ...
 
     def effect_begin(self, lease: Lease, key: str, call: ToolCall) -> None:
-        """Journal that a side effect is about to run."""
+        """Journal that a side effect is about to run (`EffectDivergence` as for lookup)."""
         ...
 
     def effect_record(self, lease: Lease, key: str, result: ToolResult) -> None:
@@ -330,8 +363,21 @@ class TaskStore(Protocol):
         """The ledger rows of a task."""
         ...
 
-    def finish(self, lease: Lease, outcome: Outcome) -> None:
-        """Record a run's end: task status, run row, escalation, stop-reason row."""
+    def finish(
+        self,
+        lease: Lease,
+        outcome: Outcome,
+        *,
+        messages: Sequence[tuple[int, Message]] = (),
+        evidence: Sequence[Evidence] = (),
+        checklist: Sequence[tuple[str, str, str]] = (),
+        seq: int | None = None,
+    ) -> None:
+        """Record a run's end: task status, run row, escalation, stop-reason row.
+
+        `messages`, `evidence`, `checklist` and `seq` are what the run produced after its last
+        `journal` write (as `journal` takes them): they are written with the end, in one write.
+        """
         ...
 
     # -- people and telemetry ------------------------------------------------------------------

@@ -2,8 +2,9 @@
 
 A recorded result is returned without running the tool again; a call begun but never recorded
 (the worker died mid-effect) is begun again under the same key, so the tool's own idempotency
-makes the re-issue safe. `begin` and `record` are fenced by the lease: a worker that lost its
-lease gets `LeaseLost` before it can start a side effect.
+makes the re-issue safe. Both only for the call the key was begun for: another call under the
+key raises `EffectDivergence`. `begin` and `record` are fenced by the lease: a worker that lost
+its lease gets `LeaseLost` before it can start a side effect.
 """
 
 from __future__ import annotations
@@ -27,9 +28,9 @@ class StoreLedger:
         self.replayed: list[str] = []
         """Keys answered from the ledger in this run (telemetry, tests)."""
 
-    def lookup(self, key: str) -> ToolResult | None:
-        """The recorded result for `key`, if it finished."""
-        result = self.store.effect_lookup(key)
+    def lookup(self, key: str, call: ToolCall) -> ToolResult | None:
+        """The recorded result of `call` under `key`, if it finished."""
+        result = self.store.effect_lookup(key, call)
         if result is not None:
             self.replayed.append(key)
         return result

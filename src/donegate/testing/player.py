@@ -34,7 +34,7 @@ from donegate.errors import (
     UserError,
     WireFormatError,
 )
-from donegate.messages import Turn
+from donegate.messages import Ending, Turn
 from donegate.models.base import ModelRequest, WireResponse
 from donegate.models.registry import wire_format
 from donegate.testing.script import Fault, Script, describe_turn, load_script
@@ -263,6 +263,29 @@ class ScriptedModel:
             return respond(rendered), fault
 
         return handle
+
+    def replayed(self, request: ModelRequest, turn: Turn) -> None:
+        """`request` was answered with `turn` from a run's journal, in this player's place.
+
+        A resumed worker run replays its journaled turns instead of calling the model; the player
+        counts them as played, with the error and fault turns retried before the one that
+        matched, so its next request gets the turn after them. A turn the script does not hold
+        next counts as one call.
+        """
+
+        def answers(i: int) -> bool:
+            return i not in self.faults and self.turns[i] == turn
+
+        with self._lock:
+            start = index = len(self.requests)
+            while (
+                index < len(self.turns)
+                and not answers(index)
+                and (index in self.faults or self.turns[index].ending is Ending.ERROR)
+            ):
+                index += 1
+            played = index - start + 1 if index < len(self.turns) and answers(index) else 1
+            self.requests.extend([request] * played)
 
     # -- internals -------------------------------------------------------------------------
 

@@ -1,7 +1,20 @@
-"""`JournalSink`: the event sink that writes a run's journal to the store as the loop goes.
+"""`JournalSink` and `JournaledModel`: a leased run's journal, written as the loop goes and replayed
+on resume.
 
-Every `TurnAppended` is persisted before the loop takes its next step, together with the
-evidence (`ToolCalled`) and checklist changes gathered since the last one, in one fenced write.
+The sink makes one fenced write per model call, at `ModelCalled`: that call's classified turn
+(so it is durable before any tool of its step runs), together with the messages, evidence and
+checklist changes the loop produced since the previous write. What the last step appends rides
+with the run's outcome (`JournalSink.finish`), so a task costs one write per model call plus its
+end. An ``error`` turn is not journaled: it is the provider failing, not the model answering, and
+a retry asks again at that step.
+
+On resume the model is wrapped in a `JournaledModel` holding the turns journaled so far: it
+answers the run's first requests with them, in order (no model call, no cost), and calls the
+model from the first step past them. The loop re-derives the transcript by acting on the replayed
+turns, so their side-effecting calls get the same idempotency keys, and are the same calls. A
+model that keeps its own place (a script player: `ReplayAware`) is told which requests the
+journal answered for it.
+
 Unlike an ordinary sink, this one raises `LeaseLost` when the lease is gone (a heartbeat found it
 claimed elsewhere, or a write was refused): the run must stop at once, not keep spending model
 calls whose results could never be recorded.
@@ -11,45 +24,44 @@ from __future__ import annotations
 
 import threading
 from collections.abc import AsyncIterator, Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
-from donegate.events import Event, RunEnded, ToolCalled, TurnAppended
-from donegate.messages import Message, Turn
+from donegate.events import Event, ModelCalled, ToolCalled, TurnAppended
+from donegate.messages import Ending, Message, Turn
 from donegate.models.base import Model, ModelRequest
-from donegate.store import Evidence, Lease, LeaseLost
+from donegate.store import Evidence, Lease, LeaseLost, Outcome
 
 if TYPE_CHECKING:
     from donegate.store import TaskStore
 
-__all__ = ["CHECKLIST_TOOL", "JournalSink", "JournaledModel"]
+__all__ = ["CHECKLIST_TOOL", "JournalSink", "JournaledModel", "ReplayAware"]
 
 CHECKLIST_TOOL = "update_checklist"
 """The harness's checklist tool; its successful calls update the stored checklist."""
 
 
 class JournalSink:
-    """Persists one leased run's transcript, evidence and checklist, step by step."""
+    """Persists one leased run's turns, transcript, evidence and checklist, one write per call."""
 
     def __init__(self, store: TaskStore, lease: Lease) -> None:
         self.store = store
         self.lease = lease
         self.lost = threading.Event()
         """Set by the worker's heartbeat when the lease is gone; the next event raises."""
-        self.steps = 0
-        """Writes made (one per appended turn)."""
+        self.replaying = 0
+        """Model calls answered from the journal (set by `JournaledModel`); not written again."""
+        self.writes = 0
+        """Journal writes made: one per live model call (the outcome's write not counted)."""
+        self._messages: list[tuple[int, Message]] = []
         self._evidence: list[Evidence] = []
         self._checklist: list[tuple[str, str, str]] = []
         self._prompted = False
-        self._prompt: Sequence[Message] = ()
+        self._seq = 0  # messages written: this sink is the only writer of its run's transcript
 
     def prompt(self, messages: Sequence[Message]) -> None:
-        """Note the transcript the run starts from; it is written with the first step's turn.
-
-        One write fewer per task, and still before the second model call: a worker that dies
-        during the first call restarts the task from its prompt anyway.
-        """
+        """Note the transcript the run starts from; it is written with the first write."""
         if not self._prompted:
-            self._prompt = tuple(messages)
+            self._messages[:0] = [(0, m) for m in messages]
             self._prompted = True
 
     def __call__(self, event: Event) -> None:
@@ -72,51 +84,115 @@ class JournalSink:
                 if isinstance(item, str) and isinstance(status, str):
                     self._checklist.append((item, status, str(args.get("note") or "")))
         elif isinstance(event, TurnAppended):
-            self._flush(event.step, event.messages)
-        elif isinstance(event, RunEnded) and (self._prompt or self._evidence or self._checklist):
-            self._flush(event.result.model_calls, [])
+            self._messages.extend((event.step, m) for m in event.messages)
+        elif (
+            isinstance(event, ModelCalled)
+            and event.step > self.replaying  # a replayed turn is journaled already
+            and event.turn.ending is not Ending.ERROR
+        ):
+            self._write(turn=(event.step, event.turn))
 
-    def _flush(self, step: int, messages: Sequence[Message]) -> None:
-        if self._prompt:
-            messages = (*self._prompt, *messages)
+    def finish(self, outcome: Outcome) -> None:
+        """Record the run's end with what it appended after the last write, in one write."""
+        self._write(outcome=outcome)
+
+    def flush(self) -> None:
+        """Write what is pending, if anything (before a task is given back)."""
+        if self._messages or self._evidence or self._checklist:
+            self._write()
+
+    def _write(
+        self, *, turn: tuple[int, Turn] | None = None, outcome: Outcome | None = None
+    ) -> None:
         try:
-            self.store.append_messages(self.lease, step, messages, self._evidence, self._checklist)
+            if outcome is not None:
+                self.store.finish(
+                    self.lease,
+                    outcome,
+                    messages=self._messages,
+                    evidence=self._evidence,
+                    checklist=self._checklist,
+                    seq=self._seq,
+                )
+            else:
+                self.store.journal(
+                    self.lease,
+                    turn=turn,
+                    messages=self._messages,
+                    evidence=self._evidence,
+                    checklist=self._checklist,
+                    seq=self._seq,
+                )
+                self.writes += 1
         except LeaseLost:
             self.lost.set()
             raise
-        self._prompt = ()
+        self._seq += len(self._messages)
+        self._messages = []
         self._evidence = []
         self._checklist = []
-        self.steps += 1
+
+
+@runtime_checkable
+class ReplayAware(Protocol):
+    """A model that answers by position (a script player), so must hear of replayed requests."""
+
+    def replayed(self, request: ModelRequest, turn: Turn) -> None:
+        """`request` was answered with `turn` from the journal, in this model's place."""
+        ...
 
 
 class JournaledModel:
-    """A `Model` that hands its first request's messages to the journal before answering.
+    """A `Model` that replays a resumed run's journaled turns, then calls the wrapped model.
 
-    The loop's events carry what each step appends; the prompt the run starts from is only in
-    the first request, so this is where the journal gets it.
+    Requests 1..K are answered with the K `replay` turns, in order, without calling the model;
+    request K+1 on goes to the model. It also hands the first request's messages (the prompt) to
+    the journal: the loop's events carry what each step appends, but not what the run starts
+    from.
     """
 
-    def __init__(self, model: Model, journal: JournalSink) -> None:
+    def __init__(self, model: Model, journal: JournalSink, replay: Sequence[Turn] = ()) -> None:
         self.model = model
         self.journal = journal
+        self.replay = tuple(replay)
+        self.replayed_calls = 0
+        """Requests answered from the journal so far."""
+        self.live_calls = 0
+        """Requests passed to the model so far."""
+        journal.replaying = len(self.replay)  # their turns are journaled already
+        self._aware = model if isinstance(model, ReplayAware) else None
 
     @property
     def name(self) -> str:
         """The wrapped model's name."""
         return self.model.name
 
-    def request(self, request: ModelRequest) -> Turn:
-        """Journal the prompt, then call the model."""
+    def _from_journal(self, request: ModelRequest) -> Turn | None:
         self.journal.prompt(request.messages)
-        return self.model.request(request)
+        if self.replayed_calls < len(self.replay):
+            turn = self.replay[self.replayed_calls]
+            self.replayed_calls += 1
+            if self._aware is not None:
+                self._aware.replayed(request, turn)
+            return turn
+        self.live_calls += 1
+        return None
+
+    def request(self, request: ModelRequest) -> Turn:
+        """The next journaled turn, else the model's answer."""
+        turn = self._from_journal(request)
+        return turn if turn is not None else self.model.request(request)
 
     async def arequest(self, request: ModelRequest) -> Turn:
-        """Journal the prompt, then call the model."""
-        self.journal.prompt(request.messages)
-        return await self.model.arequest(request)
+        """The next journaled turn, else the model's answer."""
+        turn = self._from_journal(request)
+        return turn if turn is not None else await self.model.arequest(request)
 
     def astream(self, request: ModelRequest) -> AsyncIterator[str | Turn]:
-        """Journal the prompt, then stream."""
-        self.journal.prompt(request.messages)
-        return self.model.astream(request)
+        """The next journaled turn (no text deltas), else the model's stream."""
+        turn = self._from_journal(request)
+        return _once(turn) if turn is not None else self.model.astream(request)
+
+
+async def _once(turn: Turn) -> AsyncIterator[str | Turn]:
+    yield turn

@@ -3,9 +3,12 @@
 1. A slot (one of `concurrency` threads) claims the oldest runnable task: pending, or running
    under a lease that expired because its worker died.
 2. It runs `run_task` with the store's effects ledger scoped to the lease and a `JournalSink`
-   that persists each turn before the next step. A task that was running elsewhere restarts
-   from its prompt under the same run id: side effects recorded as done are answered from the
-   ledger and never run again; one begun but not recorded is re-issued with the same key.
+   that persists each classified turn before any tool of its step runs. A task that was running
+   elsewhere resumes from the journal under the same run id: its journaled turns answer the
+   first model calls (no call, no cost) and the loop re-derives the transcript from them, so
+   each side-effecting call comes back with the same key: recorded ones are answered from the
+   ledger and never run again; one begun but not recorded is re-issued with the same key. A
+   key held by a different call (`EffectDivergence`) fails the task instead.
 3. A heartbeat thread extends every held lease each ``lease_s / 3``; a lease found lost marks
    its run, whose next event or write raises `LeaseLost`, so the run stops without recording.
 4. The outcome (done, escalated, failed) is written under the lease. A worker error, or a
@@ -26,7 +29,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from donegate.errors import UserError
+from donegate.errors import EffectDivergence, UserError
 from donegate.events import EventSink, fan_out
 from donegate.harness.runner import run_task
 from donegate.harness.spec import TaskSpec
@@ -190,8 +193,9 @@ class Worker:
         try:
             outcome = self._run(lease, journal, started)
             if outcome.loop_status == "provider_error":
+                journal.flush()  # the last step's messages and evidence; the task goes back
                 raise _ProviderDown(outcome.reason)
-            self.store.finish(lease, outcome)
+            journal.finish(outcome)
         except LeaseLost:
             log.warning("task %s: lease lost; another worker resumes it", lease.task_id)
             self.stats.lost += 1
@@ -223,11 +227,14 @@ class Worker:
         return outcome
 
     def _run(self, lease: Lease, journal: JournalSink, started: float) -> Outcome:
+        model: JournaledModel | None = None
         try:
             spec = spec_for(lease)
             if spec.model is None:
                 raise UserError(f"task {lease.task_id}: no model: set `model` in the task")
-            model = JournaledModel(self.resolve(spec.model, "model"), journal)
+            # The first claim of a generation has nothing journaled; a later one replays it.
+            replay = self.store.turns(lease.task_id, lease.generation) if lease.attempt > 1 else []
+            model = JournaledModel(self.resolve(spec.model, "model"), journal, replay)
             verifier = self.resolve(spec.verifier, "verifier") if spec.verifier else None
             extra = self.sink_factory(spec, lease) if self.sink_factory is not None else None
             try:
@@ -245,7 +252,17 @@ class Worker:
                     close()
         except UserError as exc:
             return failed(" ".join(str(exc).split()), time.monotonic() - started)
-        return outcome_of(result, time.monotonic() - started)
+        except EffectDivergence as exc:  # recorded as the task's failure, never retried blind
+            log.error("task %s: %s", lease.task_id, exc)
+            assert model is not None
+            return failed(
+                str(exc),
+                time.monotonic() - started,
+                model_calls=model.replayed_calls + model.live_calls,
+                replayed_calls=model.replayed_calls,
+            )
+        assert model is not None
+        return outcome_of(result, time.monotonic() - started, replayed_calls=model.replayed_calls)
 
 
 class _ProviderDown(Exception):

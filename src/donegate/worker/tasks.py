@@ -61,8 +61,8 @@ def spec_for(lease: Lease) -> TaskSpec:
     return spec.model_copy(update=update) if update else spec
 
 
-def outcome_of(result: TaskResult, duration_s: float) -> Outcome:
-    """What the store records from a `run_task` result."""
+def outcome_of(result: TaskResult, duration_s: float, *, replayed_calls: int = 0) -> Outcome:
+    """What the store records from a `run_task` result; `replayed_calls` came from the journal."""
     run = result.run
     summary = result.summary()
     summary.pop("escalation", None)
@@ -73,6 +73,7 @@ def outcome_of(result: TaskResult, duration_s: float) -> Outcome:
         ending=run.ending.value if run.ending is not None else None,
         loop_status=run.status.value,
         model_calls=result.model_calls,
+        replayed_calls=replayed_calls,
         continuations=result.continuations,
         input_tokens=run.usage.input_tokens,
         output_tokens=run.usage.output_tokens,
@@ -84,6 +85,15 @@ def outcome_of(result: TaskResult, duration_s: float) -> Outcome:
     )
 
 
-def failed(reason: str, duration_s: float = 0.0) -> Outcome:
-    """The outcome of a task that could not run at all (a bad spec, an unknown model or tool)."""
-    return Outcome(status="failed", reason=reason, duration_s=duration_s)
+def failed(
+    reason: str, duration_s: float = 0.0, *, model_calls: int = 0, replayed_calls: int = 0
+) -> Outcome:
+    """The outcome of a task that could not run (a bad spec, an unknown model or tool) or that
+    was stopped before acting on a diverged call."""
+    return Outcome(
+        status="failed",
+        reason=reason,
+        duration_s=duration_s,
+        model_calls=model_calls,
+        replayed_calls=replayed_calls,
+    )
