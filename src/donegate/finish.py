@@ -6,6 +6,8 @@ schema; invalid arguments are fed back. A prose answer without the call also end
 
 from __future__ import annotations
 
+import functools
+import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -16,7 +18,7 @@ import pydantic
 from donegate.errors import UserError
 from donegate.models.base import ToolSpec
 
-__all__ = ["FinishTool", "as_finish_tool"]
+__all__ = ["FinishTool", "as_finish_tool", "schema_problem", "validator"]
 
 DESCRIPTION = "Submit the final answer. Call this once, when the task is finished."
 
@@ -50,7 +52,7 @@ class FinishTool:
                     for e in exc.errors()
                 )
         errors = sorted(
-            jsonschema.Draft202012Validator(self.schema).iter_errors(dict(arguments)),
+            validator(self.schema).iter_errors(dict(arguments)),
             key=lambda e: list(e.path),
         )
         if errors:
@@ -58,6 +60,34 @@ class FinishTool:
                 f"{'.'.join(str(p) for p in e.path) or '(answer)'}: {e.message}" for e in errors
             )
         return dict(arguments), None
+
+
+def _key(schema: Mapping[str, Any]) -> str:
+    return json.dumps(schema, sort_keys=True, default=str)
+
+
+@functools.lru_cache(maxsize=512)
+def _validator(key: str) -> jsonschema.Draft202012Validator:
+    return jsonschema.Draft202012Validator(json.loads(key))
+
+
+@functools.lru_cache(maxsize=512)
+def _problem(key: str) -> str | None:
+    try:
+        jsonschema.Draft202012Validator.check_schema(json.loads(key))
+    except jsonschema.SchemaError as exc:
+        return str(exc.message)
+    return None
+
+
+def validator(schema: Mapping[str, Any]) -> jsonschema.Draft202012Validator:
+    """A validator for `schema`, built once per distinct schema (building one is costly)."""
+    return _validator(_key(schema))
+
+
+def schema_problem(schema: Mapping[str, Any]) -> str | None:
+    """Why `schema` is not valid JSON Schema (draft 2020-12), or None; cached per schema."""
+    return _problem(_key(schema))
 
 
 def as_finish_tool(value: Any, *, name: str = "submit_answer") -> FinishTool | None:
@@ -70,9 +100,8 @@ def as_finish_tool(value: Any, *, name: str = "submit_answer") -> FinishTool | N
         description = (value.__doc__ or "").strip() or DESCRIPTION
         return FinishTool(schema=schema, name=name, model=value, description=description)
     if isinstance(value, Mapping):
-        try:
-            jsonschema.Draft202012Validator.check_schema(value)
-        except jsonschema.SchemaError as exc:
-            raise UserError(f"finish_tool: not a valid JSON Schema: {exc.message}") from None
+        problem = schema_problem(value)
+        if problem is not None:
+            raise UserError(f"finish_tool: not a valid JSON Schema: {problem}")
         return FinishTool(schema=value, name=name)
     raise UserError(f"finish_tool: expected a pydantic model or a JSON Schema, got {value!r}")

@@ -113,32 +113,49 @@ def test_an_edited_certificate_is_caught(tmp_path: Path) -> None:
 def test_edited_evidence_is_caught(tmp_path: Path) -> None:
     path = finished(tmp_path).certificate
     assert path is not None
-    sidecar = path.parent / load(path)["evidence"]["file"]
-    records = json.loads(sidecar.read_text())
-    records[0]["output"] = "wrote 999 bytes to out.txt"
-    sidecar.write_text(json.dumps(records))
+    cert = load(path)
+    cert["evidence"]["data"][0]["output"] = "wrote 999 bytes to out.txt"
+    path.write_text(json.dumps(cert))
     ok, problems = verify_certificate(path)
     assert not ok
     assert problems == [
+        "certificate digest mismatch: the file was changed after it was written",
         "evidence: record 0 (write_file) does not match its digest",
         "evidence: the evidence digest does not match",
     ]
+    # a forger who also fixes the certificate's own digest is still caught by the evidence's
+    cert["digest"] = certificate_digest(cert)
+    path.write_text(json.dumps(cert))
+    assert verify_certificate(path) == (
+        False,
+        [
+            "evidence: record 0 (write_file) does not match its digest",
+            "evidence: the evidence digest does not match",
+        ],
+    )
 
 
 def test_an_edited_transcript_is_caught(tmp_path: Path) -> None:
     path = finished(tmp_path).certificate
     assert path is not None
-    sidecar = path.parent / load(path)["transcript"]["file"]
-    messages = json.loads(sidecar.read_text())
-    messages[-1]["parts"][0]["text"] = "Wrote out.txt and ran the tests."
-    sidecar.write_text(json.dumps(messages))
+    cert = load(path)
+    cert["transcript"]["data"][-1]["parts"][0]["text"] = "Wrote out.txt and ran the tests."
+    cert["digest"] = certificate_digest(cert)
+    path.write_text(json.dumps(cert))
     assert verify_certificate(path) == (False, ["transcript: the transcript digest does not match"])
 
 
-def test_a_missing_sidecar_is_reported(tmp_path: Path) -> None:
+def test_certificates_with_sidecar_files_still_verify(tmp_path: Path) -> None:
     path = finished(tmp_path).certificate
     assert path is not None
-    (path.parent / load(path)["evidence"]["file"]).unlink()
+    cert = load(path)
+    sidecar = path.parent / "evidence.json"
+    sidecar.write_text(json.dumps(cert["evidence"].pop("data")))
+    cert["evidence"]["file"] = sidecar.name
+    cert["digest"] = certificate_digest(cert)
+    path.write_text(json.dumps(cert))
+    assert verify_certificate(path) == (True, [])
+    sidecar.unlink()
     ok, problems = verify_certificate(path)
     assert not ok and problems[0].startswith("evidence: cannot read ")
 

@@ -122,25 +122,19 @@ def write_certificate(
     evidence: Evidence,
     transcript: Sequence[Any],
 ) -> Path:
-    """Write the certificate and its two sidecars under `directory`; return its path."""
+    """Write the certificate, evidence and transcript embedded, as one file; return its path.
+
+    One file, not three: a worker writes one per task, and file creation dominates its cost.
+    """
     directory.mkdir(parents=True, exist_ok=True)
     stamp = dt.datetime.now(tz=dt.UTC).strftime("%Y%m%dT%H%M%S%f")
     stem = "".join(ch if ch.isalnum() or ch in "-_." else "_" for ch in cert["task_id"])
     path = directory / f"{stem}-{stamp}.certificate.json"
-    evidence_file = path.with_name(f"{stem}-{stamp}.evidence.json")
-    transcript_file = path.with_name(f"{stem}-{stamp}.transcript.json")
     body = dict(cert)
-    body["evidence"] = {**cert["evidence"], "file": evidence_file.name}
-    body["transcript"] = {**cert["transcript"], "file": transcript_file.name}
+    body["evidence"] = {**cert["evidence"], "data": [r.as_data() for r in evidence.records]}
+    body["transcript"] = {**cert["transcript"], "data": plain_data(list(transcript))}
     body["digest"] = certificate_digest(body)
-    evidence_file.write_text(
-        json.dumps([r.as_data() for r in evidence.records], indent=1, ensure_ascii=False),
-        encoding="utf-8",
-    )
-    transcript_file.write_text(
-        json.dumps(plain_data(list(transcript)), indent=1, ensure_ascii=False), encoding="utf-8"
-    )
-    path.write_text(json.dumps(body, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    path.write_text(json.dumps(body, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
     return path
 
 
@@ -184,6 +178,9 @@ def _load(file: Path) -> dict[str, Any]:
 
 
 def _sidecar(file: Path, section: Any, what: str) -> tuple[Any, str | None]:
+    """The embedded data of a section, or (older certificates) its sidecar file's."""
+    if isinstance(section, dict) and "data" in section:
+        return section["data"], None
     name = section.get("file") if isinstance(section, dict) else None
     if not isinstance(name, str):
         return None, f"{what}: the certificate names no {what} file"

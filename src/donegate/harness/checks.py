@@ -25,9 +25,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar, assert_never
 
-import jsonschema
-
 from donegate.errors import MissingExtra, UserError
+from donegate.finish import validator
 from donegate.harness.builtin_tools import confine, kill_group
 from donegate.harness.spec import (
     CheckSpec,
@@ -349,7 +348,7 @@ def _read(root: Path, path: str) -> str | None:
 def schema_error(value: Any, schema: Any, at: str = "$") -> str | None:
     """The first way `value` violates `schema` (full JSON Schema, via ``jsonschema``), or None."""
     errors = sorted(
-        jsonschema.Draft202012Validator(schema).iter_errors(value),
+        validator(schema).iter_errors(value),
         key=lambda e: (len(e.absolute_path), list(map(str, e.absolute_path))),
     )
     if not errors:
