@@ -9,7 +9,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import AsyncIterator, Callable, Generator, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any
+from typing import Any, TypedDict, Unpack
 
 from donegate.errors import UserError
 from donegate.events import Event, EventSink, RunEnded, TextDelta, fan_out
@@ -31,48 +31,68 @@ from donegate.models.base import Model, ModelSettings
 from donegate.models.infer import infer_model
 from donegate.tools import EffectLedger, Tool, as_tool, error_result
 
-__all__ = ["arun", "run", "stream"]
+__all__ = ["RunOptions", "arun", "run", "stream"]
 
 Planned = tuple[ToolCall, Tool | None, str | None]
 
 
-def _config(
-    *,
-    model: Model | str | Any,
-    model_name: str | None,
-    tools: Sequence[Tool | Callable[..., Any]],
-    max_steps: int,
-    settings: ModelSettings | None,
-    finish_tool: Any,
-    finish_tool_name: str,
-    policies: Policies | None,
-    budget_tokens: int | None,
-    run_id: str | None,
-    gate: Gate | None,
-    events: EventSink | None,
-) -> LoopConfig:
+class RunOptions(TypedDict, total=False):
+    """The keyword options `run`, `arun` and `stream` share."""
+
+    tools: Sequence[Tool | Callable[..., Any]]
+    """Tools: `Tool`s or plain/async functions (schema from their type hints)."""
+    system: str | None
+    """A system prompt (ignored when the transcript has one)."""
+    max_steps: int
+    """Model calls allowed; a guard, checked before each call (default 20)."""
+    settings: ModelSettings | None
+    """Generation settings."""
+    finish_tool: Any
+    """A pydantic model or JSON Schema offered as a finish tool."""
+    finish_tool_name: str
+    """The finish tool's name (default ``submit_answer``)."""
+    policies: Policies | None
+    """What to do with each non-final ending."""
+    budget_tokens: int | None
+    """Stop with ``budget_exceeded`` once this many tokens are used."""
+    model_name: str | None
+    """The model's name when `model` is an SDK client."""
+    run_id: str | None
+    """Prefix of idempotency keys (``<run_id>:<step>:<call>``)."""
+    ledger: EffectLedger | None
+    """Journal of side-effecting calls; recorded results are never re-executed."""
+    gate: Gate | None
+    """Decides whether a claimed completion is done."""
+    events: EventSink | None
+    """Receives every run event."""
+
+
+def _config(model: Model | str | Any, options: RunOptions) -> LoopConfig:
+    max_steps = options.get("max_steps", 20)
     if max_steps < 1:
         raise UserError(f"max_steps must be at least 1, got {max_steps}")
     resolved: dict[str, Tool] = {}
-    for t in tools:
+    for t in options.get("tools", ()):
         tool = as_tool(t)
         if tool.name in resolved:
             raise UserError(f"two tools are named {tool.name!r}")
         resolved[tool.name] = tool
-    finish: FinishTool | None = as_finish_tool(finish_tool, name=finish_tool_name)
+    finish: FinishTool | None = as_finish_tool(
+        options.get("finish_tool"), name=options.get("finish_tool_name", "submit_answer")
+    )
     if finish is not None and finish.name in resolved:
         raise UserError(f"the finish tool's name {finish.name!r} is also a tool's name")
     return LoopConfig(
-        model=infer_model(model, model_name=model_name),
+        model=infer_model(model, model_name=options.get("model_name")),
         tools=resolved,
-        settings=settings or ModelSettings(),
+        settings=options.get("settings") or ModelSettings(),
         max_steps=max_steps,
-        policies=policies or Policies(),
+        policies=options.get("policies") or Policies(),
         finish=finish,
-        budget_tokens=budget_tokens,
-        run_id=run_id or "run",
-        gate=gate,
-        sink=events,
+        budget_tokens=options.get("budget_tokens"),
+        run_id=options.get("run_id") or "run",
+        gate=options.get("gate"),
+        sink=options.get("events"),
     )
 
 
@@ -206,99 +226,31 @@ async def _stream_call(action: CallModel, sink: EventSink | None) -> Turn:
 
 
 def run(
-    prompt: str | Sequence[Message],
-    *,
-    model: Model | str | Any,
-    tools: Sequence[Tool | Callable[..., Any]] = (),
-    system: str | None = None,
-    max_steps: int = 20,
-    settings: ModelSettings | None = None,
-    finish_tool: Any = None,
-    finish_tool_name: str = "submit_answer",
-    policies: Policies | None = None,
-    budget_tokens: int | None = None,
-    model_name: str | None = None,
-    run_id: str | None = None,
-    ledger: EffectLedger | None = None,
-    gate: Gate | None = None,
-    events: EventSink | None = None,
+    prompt: str | Sequence[Message], *, model: Model | str | Any, **options: Unpack[RunOptions]
 ) -> RunResult:
     """Run an agent to a classified end; see `donegate.loop.agent_loop` for the algorithm.
 
     `model` is a `Model`, a ``"provider:model"`` string, or an official SDK client (then
-    `model_name` names the model). `finish_tool` is a pydantic model or JSON Schema exposed as
-    ``submit_answer``. The result's `status` is ``complete`` only for a real, non-empty finish.
+    ``model_name=`` names the model). ``finish_tool=`` is a pydantic model or JSON Schema exposed
+    as ``submit_answer``. The result's `status` is ``complete`` only for a real, non-empty
+    finish. Options: `RunOptions`.
     """
-    config = _config(
-        model=model,
-        model_name=model_name,
-        tools=tools,
-        max_steps=max_steps,
-        settings=settings,
-        finish_tool=finish_tool,
-        finish_tool_name=finish_tool_name,
-        policies=policies,
-        budget_tokens=budget_tokens,
-        run_id=run_id,
-        gate=gate,
-        events=events,
-    )
-    return drive_sync(agent_loop(config, _transcript(prompt, system)), ledger)
+    config = _config(model, options)
+    transcript = _transcript(prompt, options.get("system"))
+    return drive_sync(agent_loop(config, transcript), options.get("ledger"))
 
 
 async def arun(
-    prompt: str | Sequence[Message],
-    *,
-    model: Model | str | Any,
-    tools: Sequence[Tool | Callable[..., Any]] = (),
-    system: str | None = None,
-    max_steps: int = 20,
-    settings: ModelSettings | None = None,
-    finish_tool: Any = None,
-    finish_tool_name: str = "submit_answer",
-    policies: Policies | None = None,
-    budget_tokens: int | None = None,
-    model_name: str | None = None,
-    run_id: str | None = None,
-    ledger: EffectLedger | None = None,
-    gate: Gate | None = None,
-    events: EventSink | None = None,
+    prompt: str | Sequence[Message], *, model: Model | str | Any, **options: Unpack[RunOptions]
 ) -> RunResult:
     """The async `run`: parallel tool calls run concurrently."""
-    config = _config(
-        model=model,
-        model_name=model_name,
-        tools=tools,
-        max_steps=max_steps,
-        settings=settings,
-        finish_tool=finish_tool,
-        finish_tool_name=finish_tool_name,
-        policies=policies,
-        budget_tokens=budget_tokens,
-        run_id=run_id,
-        gate=gate,
-        events=events,
-    )
-    return await drive_async(agent_loop(config, _transcript(prompt, system)), ledger)
+    config = _config(model, options)
+    transcript = _transcript(prompt, options.get("system"))
+    return await drive_async(agent_loop(config, transcript), options.get("ledger"))
 
 
 async def stream(
-    prompt: str | Sequence[Message],
-    *,
-    model: Model | str | Any,
-    tools: Sequence[Tool | Callable[..., Any]] = (),
-    system: str | None = None,
-    max_steps: int = 20,
-    settings: ModelSettings | None = None,
-    finish_tool: Any = None,
-    finish_tool_name: str = "submit_answer",
-    policies: Policies | None = None,
-    budget_tokens: int | None = None,
-    model_name: str | None = None,
-    run_id: str | None = None,
-    ledger: EffectLedger | None = None,
-    gate: Gate | None = None,
-    events: EventSink | None = None,
+    prompt: str | Sequence[Message], *, model: Model | str | Any, **options: Unpack[RunOptions]
 ) -> AsyncIterator[Event]:
     """Run with streamed model calls, yielding every event; the last is `RunEnded`.
 
@@ -309,24 +261,12 @@ async def stream(
     def enqueue(event: Event) -> None:
         queue.put_nowait(event)
 
-    sink = fan_out(enqueue, events)
-    config = _config(
-        model=model,
-        model_name=model_name,
-        tools=tools,
-        max_steps=max_steps,
-        settings=settings,
-        finish_tool=finish_tool,
-        finish_tool_name=finish_tool_name,
-        policies=policies,
-        budget_tokens=budget_tokens,
-        run_id=run_id,
-        gate=gate,
-        events=sink,
-    )
+    sink = fan_out(enqueue, options.get("events"))
+    config = _config(model, {**options, "events": sink})
+    transcript = _transcript(prompt, options.get("system"))
     task = asyncio.ensure_future(
         drive_async(
-            agent_loop(config, _transcript(prompt, system)), ledger, streaming=True, sink=sink
+            agent_loop(config, transcript), options.get("ledger"), streaming=True, sink=sink
         )
     )
     task.add_done_callback(lambda _: queue.put_nowait(None))
