@@ -77,7 +77,10 @@ class Policies:
     finish_retries: int = 2
     """Times invalid finish-tool arguments are fed back."""
     fallback_model: Model | None = None
-    """Asked once after a refusal (never for ``reasoning_extraction``); None: refusals end."""
+    """Asked once after a refusal (not for `no_fallback`); None: refusals end."""
+    no_fallback: frozenset[str] = frozenset({"reasoning_extraction"})
+    """Refusal details that another model must not be asked about (Anthropic's category for
+    attempts to extract reasoning)."""
     default_max_tokens: int = 4096
     """Output limit doubled on a retry when the request set none."""
     resume_prompt: str = RESUME_PROMPT
@@ -446,7 +449,7 @@ def agent_loop(config: LoopConfig, transcript: list[Message]) -> Generator[Actio
 
         if ending is Ending.REFUSED:
             fallback = policies.fallback_model
-            if fallback is not None and not fell_back and turn.detail != "reasoning_extraction":
+            if fallback is not None and not fell_back and turn.detail not in policies.no_fallback:
                 fell_back, model = True, fallback
                 continue
             why = f" ({turn.detail})" if turn.detail else ""
