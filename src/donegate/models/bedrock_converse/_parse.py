@@ -18,6 +18,7 @@ from donegate.messages import (
     Usage,
 )
 from donegate.models import _rules
+from donegate.models._values import as_int
 
 API = "bedrock-converse"
 
@@ -42,17 +43,6 @@ _FILTER_NEEDLES = ("content filtering policy", "blocked by content filter")
 
 def fail(path: str, message: str) -> WireFormatError:
     return WireFormatError(API, message, path=path)
-
-
-def as_int(value: Any) -> int:
-    """A token count, 0 when absent or not a number."""
-    if isinstance(value, bool):
-        return 0
-    if isinstance(value, int):
-        return value
-    if isinstance(value, float) and abs(value) < 1e18:  # False for NaN and infinities
-        return int(value)
-    return 0
 
 
 def as_str(value: Any, path: str) -> str:

@@ -18,7 +18,8 @@ from donegate.messages import (
     parse_arguments,
 )
 from donegate.models import _rules
-from donegate.models.bedrock_converse._parse import API, as_int, parse_usage, stop_signal
+from donegate.models._values import as_int
+from donegate.models.bedrock_converse._parse import API, parse_usage, stop_signal
 
 _STREAM_EVENTS = frozenset(
     {

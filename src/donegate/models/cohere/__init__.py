@@ -17,13 +17,13 @@ from donegate.errors import UnsupportedTurn
 from donegate.messages import Turn
 from donegate.models import _rules
 from donegate.models._sse import accumulate, iter_sse
+from donegate.models._values import opt_str
 from donegate.models.base import ModelRequest, StreamAccumulator, WireResponse
 from donegate.models.cohere._parse import (
     API,
     error_turn,
     fail,
     message_parts,
-    opt_str,
     parse_usage,
     stop_signal,
     v1_parts,

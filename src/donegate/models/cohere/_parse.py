@@ -18,6 +18,7 @@ from donegate.messages import (
     Usage,
 )
 from donegate.models import _rules
+from donegate.models._values import as_int, opt_str
 
 API = "cohere"
 
@@ -40,21 +41,6 @@ _SIGNALS: dict[str, Ending] = {
 
 def fail(path: str, message: str) -> WireFormatError:
     return WireFormatError(API, message, path=path)
-
-
-def as_int(value: Any) -> int:
-    """A token count (Cohere bills in floats at times), 0 when absent or not a number."""
-    if isinstance(value, bool):
-        return 0
-    if isinstance(value, int):
-        return value
-    if isinstance(value, float) and abs(value) < 1e18:  # False for NaN and infinities
-        return int(value)
-    return 0
-
-
-def opt_str(value: Any) -> str | None:
-    return value if isinstance(value, str) else None
 
 
 def parse_usage(raw: Any) -> Usage:

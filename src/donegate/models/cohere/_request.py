@@ -17,8 +17,9 @@ from donegate.messages import (
     ToolCall,
     ToolResult,
 )
+from donegate.models._values import append_merging_results, opt_str
 from donegate.models.base import ModelRequest, ModelSettings, ToolSpec
-from donegate.models.cohere._parse import TOOL_PLAN, fail, message_parts, opt_str, parse_content
+from donegate.models.cohere._parse import TOOL_PLAN, fail, message_parts, parse_content
 
 _REQUEST_KEYS = frozenset(
     {
@@ -215,12 +216,8 @@ def parse_request(body: Mapping[str, Any]) -> ModelRequest:
     messages: list[Message] = []
     for i, raw in enumerate(raw_messages):
         message = _request_message(raw, f"messages[{i}]", names)
-        if message is None:
-            continue
-        if message.role == "tool" and messages and messages[-1].role == "tool":
-            messages[-1] = Message(role="tool", parts=messages[-1].parts + message.parts)
-        else:
-            messages.append(message)
+        if message is not None:
+            append_merging_results(messages, message)
     strict = body.get("strict_tools") is True
     raw_tools = body.get("tools")
     tools = [_request_tool(t, strict) for t in (raw_tools if isinstance(raw_tools, list) else ())]

@@ -17,13 +17,12 @@ from donegate.messages import (
     Usage,
 )
 from donegate.models import _rules
+from donegate.models._values import as_int, opt_str
 from donegate.models.cohere._parse import (
     API,
     TOOL_PLAN,
     arguments_raw,
-    as_int,
     error_fields,
-    opt_str,
     parse_usage,
     stop_signal,
     v1_parts,

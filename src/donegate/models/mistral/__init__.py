@@ -18,6 +18,7 @@ from donegate.errors import UnsupportedTurn
 from donegate.messages import Turn
 from donegate.models import _rules
 from donegate.models._sse import accumulate, iter_sse
+from donegate.models._values import opt_str
 from donegate.models.base import ModelRequest, StreamAccumulator, WireResponse
 from donegate.models.mistral._parse import (
     API,
@@ -25,7 +26,6 @@ from donegate.models.mistral._parse import (
     fail,
     is_error_body,
     message_parts,
-    opt_str,
     parse_usage,
     stop_signal,
 )

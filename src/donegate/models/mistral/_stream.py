@@ -16,12 +16,12 @@ from donegate.messages import (
     Usage,
 )
 from donegate.models import _rules
+from donegate.models._values import opt_str
 from donegate.models.mistral._parse import (
     API,
     arguments_raw,
     error_fields,
     is_error_body,
-    opt_str,
     parse_usage,
     stop_signal,
     thinking_text,
