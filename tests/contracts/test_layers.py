@@ -13,6 +13,7 @@ SRC = Path(__file__).resolve().parents[2] / "src" / "donegate"
 # emulator, and nothing else in src/ may import it.
 LAYERS: dict[str, int] = {
     "errors": 0,
+    "config": 0,
     "messages": 0,
     "events": 0,
     "tools": 1,
@@ -25,7 +26,7 @@ LAYERS: dict[str, int] = {
     "telemetry": 4,
     "worker": 5,
     "_api": 5,
-    "config": 5,
+    "server": 6,
     "__init__": 6,
     "__main__": 8,
     "testing": 7,

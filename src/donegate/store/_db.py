@@ -21,6 +21,7 @@ import sqlalchemy as sa
 from sqlalchemy import event, exc
 from sqlalchemy.engine import Connection, Engine, make_url
 
+from donegate.config import data_dir
 from donegate.errors import UserError
 
 __all__ = ["Database", "default_url", "resolve_url"]
@@ -31,7 +32,7 @@ _MIGRATION_LOCK = 0x646F6E65  # "done": the PostgreSQL advisory lock held while 
 
 def default_url() -> str:
     """``sqlite:///$DONEGATE_HOME/donegate.db`` (``DONEGATE_HOME`` defaults to ``~/.donegate``)."""
-    home = Path(os.environ.get("DONEGATE_HOME") or Path.home() / ".donegate").expanduser()
+    home = data_dir()
     return f"sqlite:///{home / 'donegate.db'}"
 
 
