@@ -143,6 +143,37 @@ def test_check_path_folders_resolve_against_the_task_folder(tmp_path: Path) -> N
     assert check_sources(spec) == [lib / "__init__.py", lib / "report.py"]
 
 
+def test_a_file_added_beside_a_check_kept_in_the_workdir_cannot_replace_its_imports(
+    tmp_path: Path,
+) -> None:
+    """A task kept in its repository: the task folder is the workdir, the agent writes there."""
+    (tmp_path / "task.yaml").write_text(
+        "id: t\nprompt: p\nworkdir: .\nchecks:\n  - python: repo_checks:where\n"
+    )
+    (tmp_path / "repo_checks.py").write_text(
+        "def where(root):\n    import fractions\n    return False, fractions.__file__\n"
+    )
+    (tmp_path / "fractions.py").write_text("__file__ = 'the agent wrote this'\n")
+    spec = load_task(tmp_path / "task.yaml")
+    [result] = run_checks(spec.checks, tmp_path)
+    assert result.detail == fractions_file()
+
+
+def fractions_file() -> str:
+    import fractions
+
+    return str(fractions.__file__)
+
+
+def test_a_check_module_hidden_by_an_installed_one_is_refused(tmp_path: Path) -> None:
+    (tmp_path / "textwrap.py").write_text("def check(root):\n    return True\n")
+    spec = TaskSpec(
+        id="t", prompt="p", check_path=[str(tmp_path)], checks=[{"python": "textwrap:check"}]
+    )
+    with pytest.raises(UserError, match="'textwrap' in the task's check_path is hidden by /"):
+        run_checks(spec.checks, tmp_path)
+
+
 def test_output_from_the_workdir_cannot_forge_a_result(tmp_path: Path) -> None:
     """The check runs the agent's script; the script tries every way to report a pass."""
     folder = tmp_path / "task"

@@ -3,7 +3,10 @@
 `donegate.harness.checks` runs this file as ``python -I _check_child.py FD``: isolated mode, so
 neither the current directory (the workdir), nor this file's folder, nor ``PYTHONPATH`` is on
 ``sys.path``; the folders to import from arrive on stdin with the target, the workdir and a
-nonce. The outcome goes back as one JSON object carrying the nonce on descriptor FD, which is
+nonce. They go after the standard library and the installed packages, so a file added beside
+the check module (``subprocess.py``, ``yaml.py``) cannot replace a module the check imports;
+a check module that is itself hidden by an installed one is reported, not run. The outcome goes
+back as one JSON object carrying the nonce on descriptor FD, which is
 made non-inheritable first: the check's own output, and anything the check starts, cannot
 write a result the harness would believe. Standard library only: importing donegate here would
 put the harness's imports in the check's process and slow every check down.
@@ -13,6 +16,7 @@ from __future__ import annotations
 
 import contextlib
 import importlib
+import importlib.machinery
 import json
 import os
 import sys
@@ -31,9 +35,10 @@ def main() -> None:
     os.dup2(null, 0)  # the check reads nothing the harness wrote
     os.close(null)
     nonce = job.pop("nonce")
-    sys.path[:0] = [p for p in job["path"] if p not in sys.path]
+    folders = [p for p in job["path"] if p not in sys.path]
+    sys.path.extend(folders)
     sys.argv = [job["target"]]
-    outcome = _call(job["target"], Path(job["workdir"]))
+    outcome = _call(job["target"], Path(job["workdir"]), folders)
     data = json.dumps({"nonce": nonce, **outcome}).encode()
     while data:
         data = data[os.write(channel, data) :]
@@ -44,8 +49,10 @@ def main() -> None:
     os._exit(0)  # threads the check left behind do not hold the harness
 
 
-def _call(target: str, workdir: Path) -> dict[str, Any]:
+def _call(target: str, workdir: Path, folders: list[str]) -> dict[str, Any]:
     module_name, _, attr = target.partition(":")
+    top = module_name.partition(".")[0]
+    local = importlib.machinery.PathFinder.find_spec(top, folders) if folders else None
     try:
         module = importlib.import_module(module_name)
     except ModuleNotFoundError as exc:
@@ -54,6 +61,9 @@ def _call(target: str, workdir: Path) -> dict[str, Any]:
         return _done(False, f"import failed: {exc}")
     except BaseException as exc:  # a broken module is a failing check, not a crash
         return _done(False, f"import failed: {exc!r}")
+    imported = sys.modules[top].__spec__
+    if local is not None and imported is not None and imported.origin != local.origin:
+        return {"status": "hidden", "by": str(imported.origin), "name": top}
     function = getattr(module, attr, None)
     if not callable(function):
         return {"status": "no_function"}

@@ -195,7 +195,7 @@ class _Supervisor:
                 now = time.monotonic()
                 if now >= next_look:
                     self._look()
-                    interval = min(interval * 1.5, 0.25)  # forks cluster near the start
+                    interval = min(interval * 1.5, 1.0)  # forks cluster near the start
                     next_look = now + interval
                 if self.proc.poll() is not None:
                     exited_at = exited_at if exited_at is not None else now
@@ -271,7 +271,7 @@ class _Supervisor:
         killed: set[int] = set()
         for _ in range(3):  # a leftover may fork while it is being killed
             victims = [p for p in self.seen.values() if p.pid not in killed]
-            victims += [p for p in _carrying(self.token) if p.pid not in killed]
+            victims += [p for p in _carrying(self.token, budget) if p.pid not in killed]
             victims = [p for p in victims if p.pid != self.proc.pid]
             if not victims:
                 break
@@ -282,14 +282,14 @@ class _Supervisor:
             if time.monotonic() >= budget:
                 break
         with contextlib.suppress(subprocess.TimeoutExpired):
-            self.proc.wait(timeout=max(0.05, budget - time.monotonic()))
-        self._drain(budget)
-        if self._reading():  # still open: a holder scrubbed its environment
-            for p in _holding(self.out_inode):
+            self.proc.wait(timeout=max(0.05, min(0.2, budget - time.monotonic())))
+        self._drain(min(budget, time.monotonic() + 0.1))  # the dead close their ends at once
+        if self._reading():  # still open: a holder that scrubbed its environment
+            for p in _holding(self.out_inode, budget):
                 with contextlib.suppress(psutil.Error):
                     p.kill()
                     killed.add(p.pid)
-            self._drain(budget + 0.1)
+            self._drain(max(budget, time.monotonic()) + 0.1)
         return len(killed)
 
     def _drain(self, until: float) -> None:
@@ -313,31 +313,57 @@ class _Supervisor:
                 self.proc.kill()
 
 
-def _carrying(token: str) -> list[psutil.Process]:
-    """Live processes whose environment holds `token` (the program's descendants)."""
-    found = []
+def _pids() -> list[int]:
+    return [int(name) for name in os.listdir("/proc") if name.isdigit()]
+
+
+def _carrying(token: str, until: float) -> list[psutil.Process]:
+    """Live processes whose environment holds `token` (the program's descendants).
+
+    Linux reads ``/proc/PID/environ`` raw (a machine may run thousands of processes); other
+    systems ask psutil. The sweep stops at `until`, so cleanup stays within its budget.
+    """
     own = os.getpid()
-    for p in psutil.process_iter():
-        if p.pid == own:
+    found = []
+    if not Path("/proc/self/environ").exists():  # pragma: no cover - not Linux
+        for p in psutil.process_iter():
+            with contextlib.suppress(psutil.Error, OSError):
+                if p.pid != own and p.environ().get(_TOKEN) == token:
+                    found.append(p)
+        return found
+    mark = f"{_TOKEN}={token}".encode()
+    for pid in _pids():
+        if time.monotonic() >= until:
+            break
+        if pid == own:
             continue
-        with contextlib.suppress(psutil.Error, OSError):
-            if p.environ().get(_TOKEN) == token:
-                found.append(p)
+        with contextlib.suppress(OSError, psutil.Error), open(f"/proc/{pid}/environ", "rb") as env:
+            if mark in env.read().split(b"\0"):
+                found.append(psutil.Process(pid))
     return found
 
 
-def _holding(inode: int) -> list[psutil.Process]:
-    """Live processes (Linux: from ``/proc``) holding the pipe with `inode` open."""
-    proc = Path("/proc")
-    if not proc.is_dir():  # pragma: no cover - not Linux
+def _holding(inode: int, until: float) -> list[psutil.Process]:
+    """Live processes (Linux) holding the pipe with `inode` open, looked for until `until`."""
+    if not Path("/proc/self/fd").is_dir():  # pragma: no cover - not Linux
         return []
     target = f"pipe:[{inode}]"
     own = os.getpid()
     found = []
-    for entry in proc.iterdir():
-        if not entry.name.isdigit() or int(entry.name) == own:
+    for pid in _pids():
+        if time.monotonic() >= until:
+            break
+        if pid == own:
             continue
         with contextlib.suppress(OSError, psutil.Error):
-            if any(os.readlink(fd) == target for fd in (entry / "fd").iterdir()):
-                found.append(psutil.Process(int(entry.name)))
+            fds = os.listdir(f"/proc/{pid}/fd")
+            if any(_link(f"/proc/{pid}/fd/{fd}") == target for fd in fds):
+                found.append(psutil.Process(pid))
     return found
+
+
+def _link(path: str) -> str:
+    try:
+        return os.readlink(path)
+    except OSError:  # closed while we looked
+        return ""

@@ -15,6 +15,7 @@ holds whatever the process's children do.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import hmac
 import http.client
@@ -302,6 +303,9 @@ def _python(spec: PythonCheck, root: Path, timeout: float) -> dict[str, Any]:
         raise UserError(f"{spec.name}: no module named {outcome['name']!r}")
     if outcome["status"] == "no_function":
         raise UserError(f"{spec.name}: {module_name} has no function {attr!r}")
+    if outcome["status"] == "hidden":
+        where = f"{outcome['name']!r} in the task's check_path is hidden by {outcome['by']}"
+        raise UserError(f"{spec.name}: {where}; rename the module")
     return {"passed": outcome["passed"], "detail": outcome["detail"], **fields}
 
 
@@ -315,6 +319,8 @@ def _outcome(raw: bytes, nonce: str) -> dict[str, Any] | None:
         return None
     match data.get("status"):
         case "no_module" if isinstance(data.get("name"), str):
+            return data
+        case "hidden" if isinstance(data.get("name"), str) and isinstance(data.get("by"), str):
             return data
         case "no_function":
             return data
@@ -334,19 +340,30 @@ def _search_path(spec: PythonCheck, root: Path) -> list[str]:
 def check_sources(spec: TaskSpec, *, workdir: Path | None = None) -> list[Path]:
     """The files the task's ``python:`` checks would import their modules from.
 
-    For each check: its module's file and the ``__init__.py`` of each package above it, as
-    found on the check's search path and then the installed packages. Modules the check module
-    itself imports are not followed, and a module that cannot be found adds nothing (running
-    the check reports it). For digesting check code that sits inside the workdir.
+    For each check: its module's file and the ``__init__.py`` of each package above it, as the
+    check's interpreter finds them (the installed packages, then the check's search path).
+    Modules the check module itself imports are not followed, and a module that cannot be
+    found adds nothing (running the check reports it). For digesting check code that sits
+    inside the workdir.
     """
     root = Path(workdir if workdir is not None else spec.workdir or Path.cwd()).resolve()
-    installed = [p for p in sys.path if p and not Path(p).resolve().is_relative_to(root)]
     found: list[Path] = []
     for check in spec.checks:
         if isinstance(check, PythonCheck):
-            path = _search_path(check, root)
-            found += _module_files(check.python.partition(":")[0], path + installed)
+            path = _child_path() + _search_path(check, root)  # the order the child searches
+            found += _module_files(check.python.partition(":")[0], path)
     return list(dict.fromkeys(found))
+
+
+@functools.cache
+def _child_path() -> list[str]:
+    """The ``sys.path`` a ``python -I`` child starts with: the stdlib and installed packages."""
+    code = "import json, sys; print(json.dumps(sys.path))"
+    try:
+        done = _process.run([sys.executable, "-I", "-c", code], cwd=Path("/"), timeout=30)
+        return [str(p) for p in json.loads(done.output.head)]
+    except (OSError, ValueError):  # no usable interpreter: the checks will say so
+        return []
 
 
 def _module_files(module: str, path: list[str]) -> list[Path]:
