@@ -383,11 +383,12 @@ class TaskSpec(_Strict):
     model: ModelName | None = None
     """The agent model (``provider:name`` or ``script:FILE``) unless the caller overrides it."""
     check_path: list[str] = Field(default_factory=list)
-    """Folders ``python:`` checks import from (never the workdir unless listed here).
+    """Folders ``python:`` checks import from, after the stdlib and installed packages.
 
-    `load_task` resolves them against the task file's folder and puts that folder first; in a
-    TaskSpec built in Python a relative folder resolves against the current directory, and with
-    none the checks import from the caller's ``sys.path`` minus the workdir.
+    Never the workdir unless listed here. `load_task` resolves them against the task file's
+    folder and puts that folder first; in a TaskSpec built in Python a relative folder resolves
+    against the current directory, and with none the checks import from the caller's
+    ``sys.path`` minus the workdir.
     """
     max_command_timeout: float = Field(default=600, gt=0)
     """Seconds ``run_command`` may run whatever timeout the model asks for."""
