@@ -188,3 +188,17 @@ def test_unusable_commands_raise(
 def test_a_non_positive_timeout_is_refused(ws: Workspace) -> None:
     with pytest.raises(ValueError, match="timeout must be positive"):
         ws.run_command("true", 0)
+
+
+def test_read_file_cuts_at_max_read_bytes_and_says_so(tmp_path: Path) -> None:
+    ws = Workspace(tmp_path, max_read_bytes=2048)
+    (tmp_path / "exact.txt").write_bytes(b"a" * 2048)
+    assert ws.read_file("exact.txt") == "a" * 2048
+    (tmp_path / "over.txt").write_bytes("é".encode() * 2000)  # 4000 bytes, cut mid-character
+    text = ws.read_file("over.txt")
+    assert len(text.encode()) <= 2048
+    assert text.startswith("éé")
+    assert "\ufffd" not in text
+    assert (
+        "[truncated: this is the first part of 4000 bytes; read_file returns at most 2048" in text
+    )

@@ -13,7 +13,7 @@ import sys
 import threading
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -32,13 +32,16 @@ from donegate.harness.spec import CheckSpec, TaskSpec
 PY = sys.executable
 
 
-def check(data: dict[str, Any]) -> CheckSpec:
+def check(data: dict[str, Any], check_path: list[str] | None = None) -> CheckSpec:
     """One check, parsed the way a task file's check is."""
-    return TaskSpec.model_validate({"id": "t", "prompt": "p", "checks": [data]}).checks[0]
+    task = {"id": "t", "prompt": "p", "checks": [data], "check_path": check_path or []}
+    return TaskSpec.model_validate(task).checks[0]
 
 
-def run(data: dict[str, Any], workdir: Path, **kwargs: Any) -> CheckResult:
-    return run_check(check(data), workdir=workdir, **kwargs)
+def run(
+    data: dict[str, Any], workdir: Path, check_path: list[str] | None = None, **kwargs: Any
+) -> CheckResult:
+    return run_check(check(data, check_path), workdir=workdir, **kwargs)
 
 
 # run: -------------------------------------------------------------------------------------------
@@ -425,12 +428,23 @@ not_callable = 3
 
 
 @pytest.fixture
-def module(tmp_path: Path) -> Iterator[str]:
-    """A unique check module written into the workdir, dropped from sys.modules afterwards."""
+def task_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The task's own folder, outside the workdir, where its check modules live."""
+    return tmp_path_factory.mktemp("task")
+
+
+@pytest.fixture
+def run_py(tmp_path: Path, task_dir: Path) -> Callable[[str], CheckResult]:
+    """Run a python check from the task's folder in the workdir `tmp_path`."""
+    return lambda target: run({"python": target}, tmp_path, [str(task_dir)])
+
+
+@pytest.fixture
+def module(task_dir: Path) -> str:
+    """A uniquely named check module in the task's folder."""
     name = f"checks_{uuid.uuid4().hex}"
-    (tmp_path / f"{name}.py").write_text(CHECK_MODULE)
-    yield name
-    sys.modules.pop(name, None)
+    (task_dir / f"{name}.py").write_text(CHECK_MODULE)
+    return name
 
 
 @pytest.mark.parametrize(
@@ -439,51 +453,51 @@ def module(tmp_path: Path) -> Iterator[str]:
         ("explained", False, "4 of 6 endpoints migrated"),
         ("boom", False, "raised ValueError('kaput')"),
         ("odd", False, "returned 42; expected a bool or (bool, str)"),
-        ("exits", False, "raised RuntimeError('raised SystemExit(1)')"),
+        ("exits", False, "raised SystemExit(1)"),
     ],
 )
 def test_python_check_results(
-    tmp_path: Path, module: str, function: str, passed: bool, detail: str
+    run_py: Callable[[str], CheckResult], module: str, function: str, passed: bool, detail: str
 ) -> None:
-    result = run({"python": f"{module}:{function}"}, tmp_path)
+    result = run_py(f"{module}:{function}")
     assert (result.passed, result.detail) == (passed, detail)
 
 
-def test_python_check_gets_the_workdir(tmp_path: Path, module: str) -> None:
-    assert not run({"python": f"{module}:ok"}, tmp_path).passed
+def test_python_check_gets_the_workdir(tmp_path: Path, task_dir: Path, module: str) -> None:
+    assert not run({"python": f"{module}:ok"}, tmp_path, [str(task_dir)]).passed
     (tmp_path / "done.txt").write_text("")
-    result = run({"python": f"{module}:ok"}, tmp_path)
+    result = run({"python": f"{module}:ok"}, tmp_path, [str(task_dir)])
     assert (result.passed, result.detail) == (True, "returned True")
     assert str(tmp_path) not in sys.path
+    assert module not in sys.modules  # it ran in a child process, not in the harness
 
 
-def test_python_check_times_out(tmp_path: Path, module: str) -> None:
-    result = run({"python": f"{module}:slow", "timeout": 0.2}, tmp_path)
+def test_python_check_times_out(tmp_path: Path, task_dir: Path, module: str) -> None:
+    result = run({"python": f"{module}:slow", "timeout": 0.2}, tmp_path, [str(task_dir)])
     assert (result.passed, result.detail) == (False, "timed out after 0.2s")
 
 
-def test_a_broken_check_module_fails_the_check(tmp_path: Path) -> None:
-    (tmp_path / "broken_chk.py").write_text("def f(:\n")
-    (tmp_path / "needs_dep_chk.py").write_text("import no_such_dependency_xyz\n")
-    try:
-        syntax = run({"python": "broken_chk:f"}, tmp_path)
-        dependency = run({"python": "needs_dep_chk:f"}, tmp_path)
-    finally:
-        sys.modules.pop("broken_chk", None)
-        sys.modules.pop("needs_dep_chk", None)
+def test_a_broken_check_module_fails_the_check(tmp_path: Path, task_dir: Path) -> None:
+    (task_dir / "broken_chk.py").write_text("def f(:\n")
+    (task_dir / "needs_dep_chk.py").write_text("import no_such_dependency_xyz\n")
+    syntax = run({"python": "broken_chk:f"}, tmp_path, [str(task_dir)])
+    dependency = run({"python": "needs_dep_chk:f"}, tmp_path, [str(task_dir)])
     assert not syntax.passed
     assert syntax.detail.startswith("import failed: SyntaxError")
     assert not dependency.passed
     assert "no_such_dependency_xyz" in dependency.detail
 
 
-def test_an_unknown_check_module_or_function_is_a_user_error(tmp_path: Path, module: str) -> None:
+def test_an_unknown_check_module_or_function_is_a_user_error(
+    tmp_path: Path, task_dir: Path, module: str
+) -> None:
+    folders = [str(task_dir)]
     with pytest.raises(UserError, match="no module named 'no_such_mod_xyz'"):
-        run({"python": "no_such_mod_xyz:f"}, tmp_path)
+        run({"python": "no_such_mod_xyz:f"}, tmp_path, folders)
     with pytest.raises(UserError, match="has no function 'missing'"):
-        run({"python": f"{module}:missing"}, tmp_path)
+        run({"python": f"{module}:missing"}, tmp_path, folders)
     with pytest.raises(UserError, match="has no function 'not_callable'"):
-        run({"python": f"{module}:not_callable"}, tmp_path)
+        run({"python": f"{module}:not_callable"}, tmp_path, folders)
 
 
 # all checks --------------------------------------------------------------------------------------

@@ -223,6 +223,9 @@ def test_specs_are_frozen() -> None:
         ({"verifier": "haiku"}, "task.yaml: verifier: expected 'provider:model' or 'script:FILE'"),
         ({"max_continuations": -1}, "task.yaml: max_continuations: input should be greater"),
         ({"max_steps": 0}, "task.yaml: max_steps: input should be greater"),
+        ({"check_path": "lib"}, "task.yaml: check_path: input should be a valid list"),
+        ({"max_command_timeout": 0}, "task.yaml: max_command_timeout: input should be greater"),
+        ({"max_read_bytes": 10}, "task.yaml: max_read_bytes: input should be greater"),
         ({"id": ""}, "task.yaml: id: string should have at least 1 character"),
     ],
 )

@@ -8,21 +8,22 @@ Confinement covers paths: any path that resolves outside the root (``..``, an ab
 symlink pointing out) raises `PermissionError`. `run_command` never uses a shell, so ``;``,
 ``|``, ``$(...)`` in a model's argument are plain characters; but it is not a sandbox: the
 program it names runs with the harness's user, environment and network.
+
+Input is bounded too: `read_file` returns at most ``max_read_bytes`` and `run_command` runs at
+most ``max_command_timeout`` seconds whatever the model asks (both from the task), and the
+program and everything it starts are killed when it returns (`donegate.harness._process`).
 """
 
 from __future__ import annotations
 
-import contextlib
 import os
 import shlex
-import signal
-import subprocess
-import sys
 from pathlib import Path
 
 from donegate.errors import UserError
+from donegate.harness import _process
 
-__all__ = ["COMMAND_OUTPUT_CAP", "Workspace", "confine", "kill_group"]
+__all__ = ["COMMAND_OUTPUT_CAP", "Workspace", "confine"]
 
 COMMAND_OUTPUT_CAP = 16 * 1024
 """Bytes of `run_command` output returned to the model (head and tail, with a marker)."""
@@ -43,27 +44,28 @@ def confine(root: Path, path: str) -> Path:
     return target
 
 
-def kill_group(proc: subprocess.Popen[bytes]) -> None:
-    """Kill a process started with ``start_new_session=True`` and everything it spawned."""
-    if sys.platform == "win32":  # pragma: no cover - no process groups to kill
-        proc.kill()
-        return
-    with contextlib.suppress(ProcessLookupError):  # it already exited and was reaped
-        os.killpg(proc.pid, signal.SIGKILL)
-
-
 class Workspace:
     """A directory the agent may read, write, list and run commands in, and nothing outside."""
 
-    def __init__(self, root: Path | str) -> None:
+    def __init__(
+        self,
+        root: Path | str,
+        *,
+        max_read_bytes: int = 256 * 1024,
+        max_command_timeout: float = 600,
+    ) -> None:
         resolved = Path(root).resolve()
         if not resolved.is_dir():
             raise UserError(f"workspace root is not a directory: {root}")
         self.root = resolved
         """The resolved directory every path is confined to."""
+        self.max_read_bytes = max_read_bytes
+        """Bytes `read_file` returns at most (the task's ``max_read_bytes``)."""
+        self.max_command_timeout = max_command_timeout
+        """Seconds `run_command` runs at most (the task's ``max_command_timeout``)."""
 
     def read_file(self, path: str) -> str:
-        """Read a text file in the workspace.
+        """Read a text file in the workspace; a very long file is cut, and the result says so.
 
         Args:
             path: File path relative to the workspace root.
@@ -73,7 +75,18 @@ class Workspace:
             raise IsADirectoryError(f"{self._rel(target)} is a directory; use list_dir")
         if not target.is_file():
             raise FileNotFoundError(f"no such file: {self._rel(target)}")
-        return target.read_text(encoding="utf-8", errors="replace")
+        limit = self.max_read_bytes
+        with target.open("rb") as file:  # never more than the limit in memory
+            data = file.read(limit + 1)
+            size = max(len(data), os.fstat(file.fileno()).st_size)
+        if len(data) <= limit:
+            return data.decode("utf-8", errors="replace")
+        note = (
+            f"\n[truncated: this is the first part of {size} bytes; read_file returns at most"
+            f" {limit} bytes. Use run_command (e.g. sed -n 2000,2100p FILE) to see the rest.]"
+        )
+        keep = data[: max(0, limit - len(note.encode()))]
+        return keep.decode("utf-8", errors="ignore") + note
 
     def write_file(self, path: str, content: str) -> str:
         """Create or overwrite a text file in the workspace, creating parent directories.
@@ -112,7 +125,8 @@ class Workspace:
 
         Args:
             command: The program and its arguments, e.g. ``pytest -q tests/test_app.py``.
-            timeout: Seconds before the program is killed.
+            timeout: Seconds before the program is killed (the task sets a maximum). Processes
+                it leaves in the background are killed when it returns.
         """
         try:
             argv = shlex.split(command)
@@ -122,24 +136,25 @@ class Workspace:
             raise ValueError("the command is empty")
         if timeout <= 0:
             raise ValueError("timeout must be positive")
+        limit = min(timeout, self.max_command_timeout)
         try:
-            proc = subprocess.Popen(
-                argv,
-                cwd=self.root,
-                stdin=subprocess.DEVNULL,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.STDOUT,
-                start_new_session=True,  # its own process group, so a timeout kills every child
-            )
+            done = _process.run(argv, cwd=self.root, timeout=limit)
         except FileNotFoundError:
             raise FileNotFoundError(f"command not found: {argv[0]}") from None
-        try:
-            raw, _ = proc.communicate(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            kill_group(proc)
-            raw, _ = proc.communicate()
-            return f"timed out after {timeout}s; the process was killed\n{_cap(raw)}"
-        return f"exit code {proc.returncode}\n{_cap(raw)}"
+        notes = []
+        if limit < timeout:
+            notes.append(
+                f"[the timeout was capped at {limit:g}s, the task's max_command_timeout;"
+                f" {timeout}s was asked]"
+            )
+        if done.timed_out:
+            first = f"timed out after {limit:g}s; the process was killed"
+        else:
+            first = f"exit code {done.returncode}"
+            if done.killed:
+                notes.append(f"[{done.killed} background process(es) it left were killed]")
+        tail = "".join(f"\n{n}" for n in notes)
+        return f"{first}\n{_cap(done.output)}{tail}"
 
     def _path(self, path: str) -> Path:
         return confine(self.root, path)
@@ -149,12 +164,12 @@ class Workspace:
         return rel if rel != "." else "./"
 
 
-def _cap(raw: bytes) -> str:
+def _cap(output: _process.Output) -> str:
     """Decode output, keeping the head and tail of anything over `COMMAND_OUTPUT_CAP`."""
-    if len(raw) <= COMMAND_OUTPUT_CAP:
-        return raw.decode("utf-8", errors="replace")
+    if output.total <= COMMAND_OUTPUT_CAP:
+        return output.head.decode("utf-8", errors="replace")
     half = (COMMAND_OUTPUT_CAP - 64) // 2  # room for the marker
-    omitted = len(raw) - 2 * half
-    head = raw[:half].decode("utf-8", errors="ignore")
-    tail = raw[-half:].decode("utf-8", errors="ignore")
+    omitted = output.total - 2 * half
+    head = output.head[:half].decode("utf-8", errors="ignore")
+    tail = output.tail[-half:].decode("utf-8", errors="ignore")
     return f"{head}\n[... {omitted} bytes omitted ...]\n{tail}"

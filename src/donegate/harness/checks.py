@@ -4,17 +4,27 @@
 missing, a file that is absent or outside the workdir, a database or server that is down, all
 come back as a failed `CheckResult` with a one-line ``detail``. It raises `UserError` only when
 the check itself is unusable as written (an unimportable ``python:`` check, a missing extra).
+
+Checks come from the task, never from the workdir the agent writes: a ``python:`` check runs
+in a child interpreter (``python -I``) whose ``sys.path`` holds the task's ``check_path`` and
+the installed packages, with the workdir passed as the argument, and it reports on a private
+descriptor with a nonce, so a module the agent writes cannot shadow it nor its output forge a
+pass. Every process a check starts goes through `donegate.harness._process`, so a timeout
+holds whatever the process's children do.
 """
 
 from __future__ import annotations
 
+import functools
 import hashlib
+import hmac
 import http.client
 import importlib
+import importlib.machinery
 import json
 import re
+import secrets
 import shlex
-import subprocess
 import sys
 import threading
 import time
@@ -27,7 +37,8 @@ from typing import Any, TypeVar, assert_never
 
 from donegate.errors import MissingExtra, UserError
 from donegate.finish import validator
-from donegate.harness.builtin_tools import confine, kill_group
+from donegate.harness import _process
+from donegate.harness.builtin_tools import confine
 from donegate.harness.spec import (
     CheckSpec,
     FileContainsCheck,
@@ -38,14 +49,23 @@ from donegate.harness.spec import (
     PythonCheck,
     RunCheck,
     SqlCheck,
+    TaskSpec,
 )
 
-__all__ = ["CHECK_OUTPUT_CAP", "CheckResult", "run_check", "run_checks", "schema_error"]
+__all__ = [
+    "CHECK_OUTPUT_CAP",
+    "CheckResult",
+    "check_sources",
+    "run_check",
+    "run_checks",
+    "schema_error",
+]
 
 CHECK_OUTPUT_CAP = 64 * 1024
 """Bytes of output a `CheckResult` keeps (the tail); the digest covers all of it."""
 
 _T = TypeVar("_T")
+_CHILD = Path(__file__).with_name("_check_child.py")
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -108,12 +128,13 @@ def run_check(spec: CheckSpec, *, workdir: Path, timeout: float = 120) -> CheckR
     except PermissionError as exc:
         fields = {"passed": False, "detail": str(exc)}
     output = fields.pop("output", "")
+    digest = fields.pop("output_digest", None) or hashlib.sha256(output.encode()).hexdigest()
     fields["detail"] = _one_line(fields["detail"])
     return CheckResult(
         name=spec.name,
         kind=spec.kind,
         output=_tail(output),
-        output_digest=hashlib.sha256(output.encode()).hexdigest(),
+        output_digest=digest,
         duration_s=round(time.monotonic() - started, 6),
         **fields,
     )
@@ -123,42 +144,27 @@ def _run(spec: RunCheck, root: Path, timeout: float) -> dict[str, Any]:
     argv = spec.argv
     command = shlex.join(argv)
     try:
-        proc = subprocess.Popen(
-            argv,
-            cwd=root,
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,  # its own process group, so a timeout kills every child
-        )
+        done = _process.run(argv, cwd=root, timeout=timeout)
     except OSError as exc:
         reason = "command not found" if isinstance(exc, FileNotFoundError) else exc.strerror
         return {"passed": False, "detail": f"{reason}: {argv[0]}", "command": command}
-    try:
-        raw, _ = proc.communicate(timeout=timeout)
-    except subprocess.TimeoutExpired:
-        kill_group(proc)
-        raw, _ = proc.communicate()
-        text = raw.decode("utf-8", errors="replace")
-        return {
-            "passed": False,
-            "detail": f"timed out after {timeout:g}s",
-            "command": command,
-            "output": text,
-        }
-    text = raw.decode("utf-8", errors="replace")
-    code = proc.returncode
+    text = _captured(done.output)
+    fields = {"command": command, "output": text, "output_digest": done.output.digest}
+    if done.timed_out:
+        return {"passed": False, "detail": f"timed out after {timeout:g}s", **fields}
+    code = done.returncode
     detail = f"exit code {code}"
     last = next((line for line in reversed(text.splitlines()) if line.strip()), "")
     if code != 0 and last:
         detail += f": {last.strip()}"
-    return {
-        "passed": code == 0,
-        "detail": detail,
-        "command": command,
-        "exit_code": code,
-        "output": text,
-    }
+    return {"passed": code == 0, "detail": detail, "exit_code": code, **fields}
+
+
+def _captured(output: _process.Output) -> str:
+    """The captured output as text: all of it, or its last `CHECK_OUTPUT_CAP` bytes."""
+    if output.complete:
+        return output.head.decode("utf-8", errors="replace")
+    return _tail_of(output.tail, output.total)
 
 
 def _file_exists(spec: FileExistsCheck, root: Path) -> dict[str, Any]:
@@ -271,43 +277,109 @@ def _error_body(exc: urllib.error.HTTPError) -> bytes:
 def _python(spec: PythonCheck, root: Path, timeout: float) -> dict[str, Any]:
     module_name, _, attr = spec.python.partition(":")
     command = f"{spec.python}({str(root)!r})"
+    nonce = secrets.token_hex(16)
+    path = _search_path(spec, root)
+    job = {"nonce": nonce, "path": path, "target": spec.python, "workdir": str(root)}
     try:
-        module = _import(module_name, root)
-    except ModuleNotFoundError as exc:
-        if exc.name == module_name or module_name.startswith(f"{exc.name}."):
-            raise UserError(f"{spec.name}: no module named {exc.name!r}") from None
-        return {"passed": False, "detail": f"import failed: {exc}", "command": command}
-    except Exception as exc:  # the module is broken: a failing check, not a bad spec
-        return {"passed": False, "detail": f"import failed: {exc!r}", "command": command}
-    function = getattr(module, attr, None)
-    if not callable(function):
+        done = _process.run(
+            [sys.executable, "-I", str(_CHILD)],
+            cwd=root,
+            timeout=timeout,
+            stdin=json.dumps(job).encode(),
+            result_pipe=True,
+        )
+    except OSError as exc:
+        detail = f"cannot start the interpreter {sys.executable!r}: {exc.strerror or exc}"
+        return {"passed": False, "detail": detail, "command": command}
+    text = _captured(done.output)
+    fields = {"command": command, "output": text, "output_digest": done.output.digest}
+    if done.timed_out:
+        return {"passed": False, "detail": f"timed out after {timeout:g}s", **fields}
+    outcome = _outcome(done.result, nonce)
+    if outcome is None:
+        detail = f"the check's process exited with code {done.returncode} and no result"
+        return {"passed": False, "detail": detail, **fields}
+    if outcome["status"] == "no_module":
+        raise UserError(f"{spec.name}: no module named {outcome['name']!r}")
+    if outcome["status"] == "no_function":
         raise UserError(f"{spec.name}: {module_name} has no function {attr!r}")
-    try:
-        result = _with_timeout(lambda: function(root), timeout)
-    except TimeoutError:
-        return {"passed": False, "detail": f"timed out after {timeout:g}s", "command": command}
-    except Exception as exc:
-        return {"passed": False, "detail": f"raised {exc!r}", "command": command}
-    if isinstance(result, bool):
-        return {"passed": result, "detail": "returned " + str(result), "command": command}
-    if (
-        isinstance(result, tuple)
-        and len(result) == 2
-        and isinstance(result[0], bool)
-        and isinstance(result[1], str)
-    ):
-        return {"passed": result[0], "detail": result[1] or str(result[0]), "command": command}
-    detail = f"returned {result!r}; expected a bool or (bool, str)"
-    return {"passed": False, "detail": detail, "command": command}
+    if outcome["status"] == "hidden":
+        where = f"{outcome['name']!r} in the task's check_path is hidden by {outcome['by']}"
+        raise UserError(f"{spec.name}: {where}; rename the module")
+    return {"passed": outcome["passed"], "detail": outcome["detail"], **fields}
 
 
-def _import(module_name: str, root: Path) -> Any:
-    """Import a module, finding it in the workdir too (where task-local check files live)."""
-    sys.path.insert(0, str(root))
+def _outcome(raw: bytes, nonce: str) -> dict[str, Any] | None:
+    """The child's report; None when there is none or it lacks the nonce (fail closed)."""
     try:
-        return importlib.import_module(module_name)
-    finally:
-        sys.path.remove(str(root))
+        data = json.loads(raw)
+    except ValueError:
+        return None
+    if not isinstance(data, dict) or not hmac.compare_digest(str(data.get("nonce")), nonce):
+        return None
+    match data.get("status"):
+        case "no_module" if isinstance(data.get("name"), str):
+            return data
+        case "hidden" if isinstance(data.get("name"), str) and isinstance(data.get("by"), str):
+            return data
+        case "no_function":
+            return data
+        case "done" if isinstance(data.get("passed"), bool) and isinstance(data.get("detail"), str):
+            return data
+    return None
+
+
+def _search_path(spec: PythonCheck, root: Path) -> list[str]:
+    """Where a check imports from: its task's ``check_path``, else ``sys.path`` minus `root`."""
+    if spec.search_path is not None:
+        return list(spec.search_path)
+    folders = (Path(entry or ".").resolve() for entry in sys.path)
+    return list(dict.fromkeys(str(f) for f in folders if not f.is_relative_to(root)))
+
+
+def check_sources(spec: TaskSpec, *, workdir: Path | None = None) -> list[Path]:
+    """The files the task's ``python:`` checks would import their modules from.
+
+    For each check: its module's file and the ``__init__.py`` of each package above it, as the
+    check's interpreter finds them (the installed packages, then the check's search path).
+    Modules the check module itself imports are not followed, and a module that cannot be
+    found adds nothing (running the check reports it). For digesting check code that sits
+    inside the workdir.
+    """
+    root = Path(workdir if workdir is not None else spec.workdir or Path.cwd()).resolve()
+    found: list[Path] = []
+    for check in spec.checks:
+        if isinstance(check, PythonCheck):
+            path = _child_path() + _search_path(check, root)  # the order the child searches
+            found += _module_files(check.python.partition(":")[0], path)
+    return list(dict.fromkeys(found))
+
+
+@functools.cache
+def _child_path() -> list[str]:
+    """The ``sys.path`` a ``python -I`` child starts with: the stdlib and installed packages."""
+    code = "import json, sys; print(json.dumps(sys.path))"
+    try:
+        done = _process.run([sys.executable, "-I", "-c", code], cwd=Path("/"), timeout=30)
+        return [str(p) for p in json.loads(done.output.head)]
+    except (OSError, ValueError):  # no usable interpreter: the checks will say so
+        return []
+
+
+def _module_files(module: str, path: list[str]) -> list[Path]:
+    """The files importing `module` (dotted) from `path` would execute, outermost first."""
+    files: list[Path] = []
+    search = path
+    for part in module.split("."):
+        found = importlib.machinery.PathFinder.find_spec(part, search)
+        if found is None:
+            break
+        if found.has_location and found.origin:
+            files.append(Path(found.origin).resolve())
+        search = list(found.submodule_search_locations or [])
+        if not search:
+            break
+    return files
 
 
 def _with_timeout(fn: Callable[[], _T], timeout: float) -> _T:
@@ -360,10 +432,13 @@ def schema_error(value: Any, schema: Any, at: str = "$") -> str | None:
 
 def _tail(text: str) -> str:
     data = text.encode()
-    if len(data) <= CHECK_OUTPUT_CAP:
-        return text
-    marker = f"[... {len(data) - CHECK_OUTPUT_CAP} earlier bytes omitted ...]\n"
-    keep = data[-(CHECK_OUTPUT_CAP - len(marker.encode())) :]
+    return text if len(data) <= CHECK_OUTPUT_CAP else _tail_of(data, len(data))
+
+
+def _tail_of(tail: bytes, total: int) -> str:
+    """The end of an output of `total` bytes whose last bytes are `tail`, within the cap."""
+    keep = tail[-(CHECK_OUTPUT_CAP - 64) :]  # 64: room for the marker
+    marker = f"[... {total - len(keep)} earlier bytes omitted ...]\n"
     return marker + keep.decode("utf-8", errors="ignore")
 
 

@@ -3,6 +3,10 @@
 `Evidence` is an `EventSink` on the loop's `ToolCalled` events, so what it holds is what the tools
 actually returned, never what the model says they returned. Each record carries SHA-256 digests
 of its output and of the whole record; certificates bind those digests.
+
+A record keeps at most `EVIDENCE_OUTPUT_CAP` bytes of an output (its head and tail, with a marker
+naming the whole output's size and SHA-256), so one huge tool result cannot swell the evidence
+and every certificate that embeds it; `output_digest` is always the digest of the whole.
 """
 
 from __future__ import annotations
@@ -18,13 +22,18 @@ from typing import Any
 from donegate.events import Event, ModelCalled, ToolCalled
 
 __all__ = [
+    "EVIDENCE_OUTPUT_CAP",
     "Evidence",
     "EvidenceRecord",
+    "cap_output",
     "digest_text",
     "plain_data",
     "record_digest",
     "transcript_digest",
 ]
+
+EVIDENCE_OUTPUT_CAP = 64 * 1024
+"""Bytes of a tool output a record keeps (head and tail); its digest covers all of it."""
 
 
 def digest_text(text: str) -> str:
@@ -53,7 +62,8 @@ class EvidenceRecord:
     arguments_raw: str = ""
     """The arguments exactly as the model sent them."""
     output: str = ""
-    """The raw output the tool returned (what the model was shown)."""
+    """The raw output the tool returned (what the model was shown), cut to its head and tail
+    when longer than `EVIDENCE_OUTPUT_CAP` bytes."""
     is_error: bool = False
     """True when the tool failed or the call was rejected."""
     executed: bool = True
@@ -63,7 +73,9 @@ class EvidenceRecord:
     at: float = 0.0
     """Unix time the harness recorded it."""
     output_digest: str = ""
-    """SHA-256 hex of `output`."""
+    """SHA-256 hex of the whole output (of `output` itself unless it was cut)."""
+    output_bytes: int = 0
+    """The whole output's size in UTF-8 bytes."""
     digest: str = ""
     """SHA-256 hex of the record's canonical JSON (tool, arguments, output, flags, key)."""
 
@@ -82,6 +94,7 @@ class EvidenceRecord:
             "idempotency_key": self.idempotency_key,
             "at": self.at,
             "output_digest": self.output_digest,
+            "output_bytes": self.output_bytes,
             "digest": self.digest,
         }
 
@@ -110,6 +123,26 @@ def record_digest(
     )
 
 
+def cap_output(text: str, cap: int = EVIDENCE_OUTPUT_CAP) -> str:
+    """`text`, or its head and tail within `cap` UTF-8 bytes around a marker naming the whole.
+
+    The marker carries the whole output's size and SHA-256, so the record digest, computed over
+    what is kept, still binds the whole.
+    """
+    data = text.encode("utf-8", errors="replace")
+    if len(data) <= cap:
+        return text
+    digest = hashlib.sha256(data).hexdigest()
+    half = (cap - 200) // 2  # 200: room for the marker
+    omitted = len(data) - 2 * half
+    marker = (
+        f"\n[... {omitted} bytes omitted; the whole output was {len(data)} bytes,"
+        f" sha256 {digest} ...]\n"
+    )
+    head = data[:half].decode("utf-8", errors="ignore")
+    return head + marker + data[-half:].decode("utf-8", errors="ignore")
+
+
 class Evidence:
     """The harness's record of tool calls; an `EventSink` to pass to the loop."""
 
@@ -129,7 +162,8 @@ class Evidence:
     def add(self, event: ToolCalled) -> EvidenceRecord:
         """Record one answered call."""
         call, result = event.call, event.result
-        output = result.content
+        whole = result.content.encode("utf-8", errors="replace")
+        output = cap_output(result.content)
         with self._lock:
             record = EvidenceRecord(
                 index=len(self._records),
@@ -143,7 +177,8 @@ class Evidence:
                 executed=event.executed,
                 idempotency_key=event.idempotency_key,
                 at=time.time(),
-                output_digest=digest_text(output),
+                output_digest=hashlib.sha256(whole).hexdigest(),
+                output_bytes=len(whole),
                 digest=record_digest(
                     tool=call.name,
                     arguments_raw=call.arguments_raw,

@@ -272,7 +272,9 @@ def _resolve(value: Model | str | None, what: str, task: str) -> Model:
 
 def build_tools(spec: TaskSpec, root: Path, checklist: Checklist) -> list[Tool]:
     """The task's tools: built-ins confined to `root`, user tools by import path."""
-    workspace = Workspace(root)
+    workspace = Workspace(
+        root, max_read_bytes=spec.max_read_bytes, max_command_timeout=spec.max_command_timeout
+    )
     tools: list[Tool] = []
     for ref in spec.tools:
         if isinstance(ref, ImportTool):

@@ -30,6 +30,7 @@ from pydantic import (
     ConfigDict,
     Discriminator,
     Field,
+    PrivateAttr,
     Tag,
     ValidationError,
     field_validator,
@@ -273,13 +274,33 @@ class HttpCheck(_Check):
 
 
 class PythonCheck(_Check):
-    """Calls ``module:function(workdir)``, which returns a bool or ``(bool, detail)``."""
+    """Calls ``module:function(workdir)``, which returns a bool or ``(bool, detail)``.
+
+    It runs in a child interpreter that imports from the task's ``check_path`` (bound here by
+    `TaskSpec`), never from the workdir; see `donegate.harness.checks`.
+    """
 
     kind: ClassVar[str] = "python"
     python: ImportPath
+    _search_path: tuple[str, ...] | None = PrivateAttr(default=None)
+    # Where the module is imported from, set from TaskSpec.check_path; not part of the spec.
 
     def _derived_name(self) -> str:
         return f"python: {self.python}"
+
+    @property
+    def search_path(self) -> tuple[str, ...] | None:
+        """The folders the module is imported from; None when no task bound any."""
+        return self._search_path
+
+    def __eq__(self, other: object) -> bool:
+        # The same check wherever it imports from: a certificate's copy equals the task's.
+        if not isinstance(other, PythonCheck):
+            return NotImplemented
+        return self.__dict__ == other.__dict__
+
+    def __hash__(self) -> int:
+        return hash((self.python, self.name, self.timeout))
 
 
 def _check_tag(value: Any) -> str | None:
@@ -361,6 +382,18 @@ class TaskSpec(_Strict):
     """A task type for telemetry (stop reasons are broken out by it)."""
     model: ModelName | None = None
     """The agent model (``provider:name`` or ``script:FILE``) unless the caller overrides it."""
+    check_path: list[str] = Field(default_factory=list)
+    """Folders ``python:`` checks import from, after the stdlib and installed packages.
+
+    Never the workdir unless listed here. `load_task` resolves them against the task file's
+    folder and puts that folder first; in a TaskSpec built in Python a relative folder resolves
+    against the current directory, and with none the checks import from the caller's
+    ``sys.path`` minus the workdir.
+    """
+    max_command_timeout: float = Field(default=600, gt=0)
+    """Seconds ``run_command`` may run whatever timeout the model asks for."""
+    max_read_bytes: int = Field(default=256 * 1024, ge=1024)
+    """Bytes ``read_file`` returns at most; a longer file is cut, and the result says so."""
 
     @field_validator("checklist")
     @classmethod
@@ -384,6 +417,18 @@ class TaskSpec(_Strict):
             seen[check.name] = i
         return checks
 
+    @field_validator("check_path")
+    @classmethod
+    def _absolute(cls, folders: list[str]) -> list[str]:
+        return [str(Path.cwd() / f) for f in folders]  # an absolute folder stays as it is
+
+    @model_validator(mode="after")
+    def _bind_check_path(self) -> TaskSpec:
+        if self.check_path:
+            bound = [_bind(c, tuple(self.check_path)) for c in self.checks]
+            object.__setattr__(self, "checks", bound)  # frozen: set once, while being built
+        return self
+
     @field_validator("tools")
     @classmethod
     def _tool_names(cls, tools: list[ToolRef]) -> list[ToolRef]:
@@ -394,11 +439,21 @@ class TaskSpec(_Strict):
         return tools
 
 
+def _bind(check: CheckSpec, path: tuple[str, ...]) -> CheckSpec:
+    """A copy of a python check that imports from `path` (a copy: specs may share checks)."""
+    if not isinstance(check, PythonCheck):
+        return check
+    copy = check.model_copy()
+    copy._search_path = path
+    return copy
+
+
 def load_task(path: str | Path) -> TaskSpec:
     """Read a task from a YAML or JSON file.
 
-    A relative ``workdir`` (and a relative ``script:FILE`` model or verifier) resolves against
-    the task file's folder. Any problem raises `TaskSpecError` naming the file and the field.
+    A relative ``workdir`` and ``check_path`` (and a relative ``script:FILE`` model or verifier)
+    resolve against the task file's folder, which comes first in ``check_path``. Any problem
+    raises `TaskSpecError` naming the file and the field.
     """
     source = str(path)
     file = Path(path)
@@ -415,8 +470,11 @@ def load_task(path: str | Path) -> TaskSpec:
         raise TaskSpecError(f"not valid {kind}: {_one_line(exc)}", source=source) from None
     if not isinstance(data, dict):
         raise TaskSpecError(f"expected a mapping, got {type(data).__name__}", source=source)
-    spec = validate_task(data, source=source)
     base = file.resolve().parent
+    folders = data.get("check_path", [])
+    if isinstance(folders, list) and all(isinstance(f, str) for f in folders):
+        data["check_path"] = list(dict.fromkeys([str(base), *(str(base / f) for f in folders)]))
+    spec = validate_task(data, source=source)
     update: dict[str, str] = {}
     if spec.workdir is not None:
         update["workdir"] = str(base / spec.workdir)

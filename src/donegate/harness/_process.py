@@ -1,0 +1,369 @@
+"""Child processes whose timeouts hold, whatever the children do.
+
+Every program a check or ``run_command`` starts goes through `run`, because the agent decides
+what those programs do: ``setsid sleep 40 &`` leaves the process group, a double-forked daemon
+leaves the process tree, and either can hold the output pipe open so that reading to EOF waits
+for it. `run` therefore
+
+1. starts the program in its own session (``start_new_session``), with a random token in its
+   environment that its descendants inherit;
+2. reads the output itself (non-blocking, bounded: the head, the tail, the size and a SHA-256 of
+   everything) while noting the program's descendants as they appear (psutil);
+3. stops at the deadline, or shortly after the program exits even if something still holds the
+   output open; then kills the process group, every descendant it noted, every process carrying
+   its token and (Linux) every process still holding its output pipe, and closes the pipes.
+
+So a call returns within ``timeout`` plus about half a second, and nothing it started is left
+running, with one gap: a process that clears its environment, detaches before it is seen and
+closes the output escapes (catching it would take a cgroup or a subreaper). Killing is
+``SIGKILL``: a check or command that timed out gets no chance to clean up.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import os
+import secrets
+import selectors
+import signal
+import subprocess
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import psutil
+
+__all__ = ["RESULT_LIMIT", "Finished", "Output", "run"]
+
+RESULT_LIMIT = 64 * 1024
+"""Bytes read from a child's result pipe; anything beyond is dropped."""
+
+_TOKEN = "DONEGATE_PROCESS_TOKEN"
+_GRACE_S = 0.4  # after the program exits, how long its leftovers may keep the output open
+_TICK_S = 0.05  # the longest the loop sleeps between looks at the program
+_REAP_S = 0.5  # the time cleanup may take after the loop stops
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class Output:
+    """Captured stdout and stderr: the first and last bytes, and the size and digest of all."""
+
+    head: bytes
+    """The first bytes (all of them when `complete`)."""
+    tail: bytes
+    """The last bytes."""
+    total: int
+    """Bytes the program wrote in all."""
+    digest: str
+    """SHA-256 hex of everything it wrote."""
+
+    @property
+    def complete(self) -> bool:
+        """Whether `head` holds the whole output."""
+        return len(self.head) == self.total
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class Finished:
+    """How a program ended."""
+
+    returncode: int | None
+    """Its exit status (negative: the signal that ended it); None when it was killed."""
+    timed_out: bool
+    """True when it was still running at the deadline."""
+    output: Output
+    """What it wrote to stdout and stderr, bounded."""
+    result: bytes = b""
+    """What it wrote to its result pipe (``result_pipe=True``), at most `RESULT_LIMIT` bytes."""
+    killed: int = 0
+    """Processes it left running that were killed when it returned (itself not counted)."""
+
+
+class _Capture:
+    """A bounded sink for a byte stream: head, tail, size and running digest."""
+
+    def __init__(self, keep: int) -> None:
+        self.keep = keep
+        self.head = bytearray()
+        self.tail = bytearray()
+        self.total = 0
+        self.hash = hashlib.sha256()
+
+    def add(self, data: bytes) -> None:
+        self.total += len(data)
+        self.hash.update(data)
+        if len(self.head) < self.keep:
+            self.head += data[: self.keep - len(self.head)]
+        self.tail += data
+        if len(self.tail) > self.keep:
+            del self.tail[: len(self.tail) - self.keep]
+
+    def output(self) -> Output:
+        return Output(
+            head=bytes(self.head),
+            tail=bytes(self.tail),
+            total=self.total,
+            digest=self.hash.hexdigest(),
+        )
+
+
+def run(
+    argv: Sequence[str],
+    *,
+    cwd: Path,
+    timeout: float,
+    stdin: bytes | None = None,
+    result_pipe: bool = False,
+    keep: int = 64 * 1024,
+) -> Finished:
+    """Run `argv` in `cwd` for at most `timeout` seconds; stdout and stderr are one stream.
+
+    `stdin` is written to the program, then closed (it reads ``/dev/null`` when None). With
+    `result_pipe` a second pipe is opened and its write end's descriptor number is appended to
+    `argv`, for a child that reports on a channel its own output cannot reach. `keep` bounds the
+    head and the tail kept of the output. `OSError` when the program cannot be started.
+    """
+    token = secrets.token_hex(16)
+    args = list(argv)
+    result_fds: tuple[int, int] | None = os.pipe() if result_pipe else None
+    if result_fds is not None:
+        args.append(str(result_fds[1]))
+    try:
+        proc = subprocess.Popen(
+            args,
+            cwd=cwd,
+            env={**os.environ, _TOKEN: token},
+            stdin=subprocess.DEVNULL if stdin is None else subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+            pass_fds=result_fds[1:] if result_fds is not None else (),
+        )
+    except BaseException:
+        if result_fds is not None:
+            os.close(result_fds[0])
+        raise
+    finally:
+        if result_fds is not None:
+            os.close(result_fds[1])  # the child holds its own copy
+    return _Supervisor(proc, token, result_fds[0] if result_fds else None, keep).wait(
+        timeout, stdin
+    )
+
+
+class _Supervisor:
+    """One running program: its pipes, the descendants seen so far, and the cleanup."""
+
+    def __init__(self, proc: subprocess.Popen[bytes], token: str, result_fd: int | None, keep: int):
+        self.proc = proc
+        self.token = token
+        self.output = _Capture(keep)
+        self.result = _Capture(RESULT_LIMIT)
+        self.selector = selectors.DefaultSelector()
+        self.pending = memoryview(b"")
+        self.seen: dict[int, psutil.Process] = {}
+        try:
+            self.me: psutil.Process | None = psutil.Process(proc.pid)
+        except psutil.Error:  # it is gone already
+            self.me = None
+        assert proc.stdout is not None
+        self.out_fd = proc.stdout.fileno()
+        self.out_inode = os.fstat(self.out_fd).st_ino
+        self.result_fd = result_fd
+        self.in_fd = -1
+        self._watch(self.out_fd, selectors.EVENT_READ, self.output)
+        if result_fd is not None:
+            self._watch(result_fd, selectors.EVENT_READ, self.result)
+
+    def _watch(self, fd: int, events: int, sink: _Capture | None) -> None:
+        os.set_blocking(fd, False)
+        self.selector.register(fd, events, sink)
+
+    def wait(self, timeout: float, stdin: bytes | None) -> Finished:
+        started = time.monotonic()
+        deadline = started + timeout
+        if stdin is not None and self.proc.stdin is not None:
+            self.pending = memoryview(stdin)
+            self.in_fd = self.proc.stdin.fileno()
+            self._watch(self.in_fd, selectors.EVENT_WRITE, None)
+        exited_at: float | None = None
+        next_look, interval = started, 0.01
+        try:
+            while True:
+                now = time.monotonic()
+                if now >= next_look:
+                    self._look()
+                    interval = min(interval * 1.5, 1.0)  # forks cluster near the start
+                    next_look = now + interval
+                if self.proc.poll() is not None:
+                    exited_at = exited_at if exited_at is not None else now
+                    if not self._reading() or now - exited_at >= _GRACE_S:
+                        break
+                if now >= deadline:
+                    break
+                self._pump(min(_TICK_S, deadline - now, max(0.0, next_look - now)))
+            timed_out = self.proc.poll() is None
+            killed = self._reap()
+        finally:
+            self._close()
+        return Finished(
+            returncode=None if timed_out else self.proc.returncode,
+            timed_out=timed_out,
+            output=self.output.output(),
+            result=bytes(self.result.head),
+            killed=killed,
+        )
+
+    def _reading(self) -> bool:
+        return any(key.data is not None for key in self.selector.get_map().values())
+
+    def _pump(self, wait: float) -> None:
+        """Move data between the pipes for at most `wait` seconds."""
+        if not self.selector.get_map():
+            time.sleep(wait)
+            return
+        for key, _ in self.selector.select(wait):
+            fd = key.fd
+            if key.data is None:  # the program's stdin
+                try:
+                    self.pending = self.pending[os.write(fd, self.pending[:65536]) :]
+                except BlockingIOError:
+                    continue
+                except OSError:  # it closed its stdin: it does not want the rest
+                    self.pending = memoryview(b"")
+                if not self.pending:
+                    self._forget(fd)
+                continue
+            try:
+                data = os.read(fd, 65536)
+            except BlockingIOError:
+                continue
+            except OSError:
+                data = b""
+            if data:
+                key.data.add(data)
+            else:
+                self._forget(fd)
+
+    def _forget(self, fd: int) -> None:
+        self.selector.unregister(fd)
+        if fd == self.in_fd and self.proc.stdin is not None:
+            with contextlib.suppress(OSError):
+                self.proc.stdin.close()
+
+    def _look(self) -> None:
+        """Note the program's descendants now, before a setsid or a double fork hides them."""
+        if self.me is None:
+            return
+        with contextlib.suppress(psutil.Error):
+            for child in self.me.children(recursive=True):
+                self.seen.setdefault(child.pid, child)
+
+    def _reap(self) -> int:
+        """Kill the program's group and whatever it left; the number of leftovers killed."""
+        budget = time.monotonic() + _REAP_S
+        self._look()
+        if self.proc.poll() is None:  # once it is reaped, its group id may name someone else's
+            with contextlib.suppress(OSError):
+                os.killpg(self.proc.pid, signal.SIGKILL)
+        killed: set[int] = set()
+        for _ in range(3):  # a leftover may fork while it is being killed
+            victims = [p for p in self.seen.values() if p.pid not in killed]
+            victims += [p for p in _carrying(self.token, budget) if p.pid not in killed]
+            victims = [p for p in victims if p.pid != self.proc.pid]
+            if not victims:
+                break
+            for p in victims:
+                with contextlib.suppress(psutil.Error):
+                    p.kill()
+                    killed.add(p.pid)
+            if time.monotonic() >= budget:
+                break
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            self.proc.wait(timeout=max(0.05, min(0.2, budget - time.monotonic())))
+        self._drain(min(budget, time.monotonic() + 0.1))  # the dead close their ends at once
+        if self._reading():  # still open: a holder that scrubbed its environment
+            for p in _holding(self.out_inode, budget):
+                with contextlib.suppress(psutil.Error):
+                    p.kill()
+                    killed.add(p.pid)
+            self._drain(max(budget, time.monotonic()) + 0.1)
+        return len(killed)
+
+    def _drain(self, until: float) -> None:
+        """Read what the dead left in the pipes, until EOF or `until`."""
+        while self._reading():
+            wait = until - time.monotonic()
+            if wait <= 0:
+                return
+            self._pump(min(wait, _TICK_S))
+
+    def _close(self) -> None:
+        self.selector.close()
+        if self.result_fd is not None:
+            os.close(self.result_fd)
+        for stream in (self.proc.stdin, self.proc.stdout):
+            if stream is not None:
+                with contextlib.suppress(OSError):
+                    stream.close()
+        if self.proc.returncode is None:  # unkillable (D state): leave it to the OS, unwaited
+            with contextlib.suppress(OSError):
+                self.proc.kill()
+
+
+def _pids() -> list[int]:
+    return [int(name) for name in os.listdir("/proc") if name.isdigit()]
+
+
+def _carrying(token: str, until: float) -> list[psutil.Process]:
+    """Live processes whose environment holds `token` (the program's descendants).
+
+    Linux reads ``/proc/PID/environ`` raw (a machine may run thousands of processes); other
+    systems ask psutil. The sweep stops at `until`, so cleanup stays within its budget.
+    """
+    own = os.getpid()
+    found = []
+    if not Path("/proc/self/environ").exists():  # pragma: no cover - not Linux
+        for p in psutil.process_iter():
+            with contextlib.suppress(psutil.Error, OSError):
+                if p.pid != own and p.environ().get(_TOKEN) == token:
+                    found.append(p)
+        return found
+    mark = f"{_TOKEN}={token}".encode()
+    for pid in _pids():
+        if time.monotonic() >= until:
+            break
+        if pid == own:
+            continue
+        with contextlib.suppress(OSError, psutil.Error), open(f"/proc/{pid}/environ", "rb") as env:
+            if mark in env.read().split(b"\0"):
+                found.append(psutil.Process(pid))
+    return found
+
+
+def _holding(inode: int, until: float) -> list[psutil.Process]:
+    """Live processes (Linux) holding the pipe with `inode` open, looked for until `until`."""
+    if not Path("/proc/self/fd").is_dir():  # pragma: no cover - not Linux
+        return []
+    target = f"pipe:[{inode}]"
+    own = os.getpid()
+    found = []
+    for pid in _pids():
+        if time.monotonic() >= until:
+            break
+        if pid == own:
+            continue
+        with contextlib.suppress(OSError, psutil.Error):
+            fds = os.listdir(f"/proc/{pid}/fd")
+            if any(_link(f"/proc/{pid}/fd/{fd}") == target for fd in fds):
+                found.append(psutil.Process(pid))
+    return found
+
+
+def _link(path: str) -> str:
+    try:
+        return os.readlink(path)
+    except OSError:  # closed while we looked
+        return ""
