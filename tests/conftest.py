@@ -14,7 +14,7 @@ _HOOK_STATE_IN_CWD = frozenset({"test_claude_hook.py", "test_claude_code_stop_ho
 
 
 @pytest.fixture(autouse=True)
-def _donegate_home(
+def donegate_home(
     request: pytest.FixtureRequest,
     tmp_path_factory: pytest.TempPathFactory,
     monkeypatch: pytest.MonkeyPatch,

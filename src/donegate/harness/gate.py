@@ -62,19 +62,22 @@ class GateRound:
     """What the gate told the loop."""
 
 
-def protected_results(manifest: Manifest | None) -> tuple[CheckResult, ...]:
+def protected_results(manifest: Manifest | None, *, clear: bool = False) -> tuple[CheckResult, ...]:
     """A failed ``protect`` check result per protected file changed, added or deleted.
 
-    A manifest that cannot be re-digested fails closed, as one result naming the error.
+    With `clear`, the protected sources' cached bytecode is removed too (before checks run). A
+    manifest that cannot be re-digested (or cleared) fails closed, as one result naming why.
     """
     if manifest is None or manifest.empty:
         return ()
     try:
         changes = manifest.changes()
+        if clear:
+            manifest.clear_bytecode()
     except (ProtectError, OSError) as exc:
         return (
             CheckResult(
-                name="protected files", kind="protect", passed=False, detail=f"cannot digest: {exc}"
+                name="protected files", kind="protect", passed=False, detail=f"cannot check: {exc}"
             ),
         )
     return tuple(
@@ -135,7 +138,7 @@ class CompletionGate:
         """Run the gates on a claim; accept, continue with a nudge, or stop."""
         via: Literal["text", "completion_tool"] = "text" if output is None else "completion_tool"
         claim_text = claim.text if output is None else _as_text(output)
-        before = protected_results(self.protected)
+        before = protected_results(self.protected, clear=True)
         ran = tuple(run_checks(self.checks, self.workdir, timeout=self.check_timeout))
         # after too: a check run (the agent's code under test) may touch protected files
         tampered = tuple({c.name: c for c in before + protected_results(self.protected)}.values())

@@ -11,6 +11,9 @@ Glob syntax, anchored at the workdir: ``*`` and ``?`` match within one path segm
 included), ``[...]`` a character class, ``**`` any number of segments (``**/conftest.py`` is
 every conftest.py, the top one too). A pattern also covers everything under a directory it
 names (``tests`` is ``tests/**``). A pattern starting with ``!`` takes paths out again.
+Bytecode caches (anything under a ``__pycache__``) are never protected: every test run rewrites
+them. So that a planted ``.pyc`` cannot stand in for a protected source, `clear_bytecode`
+removes the cached bytecode of each protected ``.py`` file before the gate runs the checks.
 
 `task_patterns` adds what a task needs protected whatever it lists: pytest's configuration
 (``**/conftest.py``, ``pytest.ini``, ``pyproject.toml``...) when a ``run:`` check runs pytest, so
@@ -60,6 +63,7 @@ MAX_PROTECTED_FILES = 100_000
 """More matching files than this is an error, not a slow walk of a whole disk."""
 
 _CHUNK = 1 << 20
+_CACHE = "__pycache__"
 _PYTEST = re.compile(r"(?<![\w.-])(?:py\.test|pytest)(?![\w-])")
 _MAGIC = re.compile(r"[*?\[]")
 
@@ -169,6 +173,8 @@ class Manifest:
 
     def covers(self, rel: str) -> bool:
         """Whether the relative path `rel` (``/`` separators) is protected."""
+        if _CACHE in rel.split("/"):
+            return False
         if any(r.match(rel) for r in self._pins):
             return True
         return any(r.match(rel) for r in self._include) and not any(
@@ -199,6 +205,26 @@ class Manifest:
             elif self.files[path] != digest:
                 found.append(Change(kind="changed", path=path))
         return tuple(sorted(found, key=lambda c: c.path))
+
+    def clear_bytecode(self) -> None:
+        """Remove the cached bytecode of every protected ``.py`` file (it is rebuilt from the
+        source), so Python and pytest cannot load a ``.pyc`` the agent planted beside it.
+
+        `ProtectError` when one cannot be removed.
+        """
+        for rel in self.files:
+            if not rel.endswith(".py"):
+                continue
+            source = self.root / rel
+            cache = source.parent / _CACHE
+            try:
+                if os.path.islink(cache):  # a link would lead the import (and unlinks) elsewhere
+                    cache.unlink(missing_ok=True)
+                elif cache.is_dir():
+                    for pyc in cache.glob(f"{_literal(source.stem)}.*.pyc"):
+                        pyc.unlink(missing_ok=True)
+            except OSError as exc:
+                raise ProtectError(f"cannot clear the bytecode of {rel}: {exc}") from None
 
     def as_data(self) -> dict[str, Any]:
         """Plain JSON values (for certificates and hook state)."""
@@ -326,6 +352,8 @@ def _walk(manifest: Manifest) -> Iterator[tuple[str, str]]:
         keep = []
         for name in sorted(dirnames):
             rel = f"{rel_dir}/{name}" if rel_dir else name
+            if name == _CACHE:
+                continue
             if os.path.islink(os.path.join(dirpath, name)):
                 filenames.append(name)  # a link is an entry, never followed
             elif _may_hold(manifest, rel):
