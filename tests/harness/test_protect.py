@@ -53,6 +53,13 @@ def files(root: Path, *paths: str) -> Path:
         ("[].py", "[].py", True),  # an unclosed class is literal
         ("a+b(c).py", "a+b(c).py", True),
         ("tests/**", "tests/__pycache__/test_a.cpython-311.pyc", False),  # caches never
+        # **/ does not pass through folders pytest does not collect from; naming them does
+        ("**/conftest.py", ".venv/lib/site-packages/x/conftest.py", False),
+        ("**/conftest.py", "node_modules/x/conftest.py", False),
+        ("**/conftest.py", "a/venv/conftest.py", False),
+        ("**/conftest.py", "a/.hidden/conftest.py", False),
+        (".venv/**/conftest.py", ".venv/lib/conftest.py", True),
+        ("**", ".github/workflows/ci.yml", True),
     ],
 )
 def test_glob_rules(pattern: str, path: str, covered: bool) -> None:
@@ -124,7 +131,9 @@ def test_too_many_files_is_an_error_not_a_slow_walk(
 def test_the_walk_skips_folders_no_rule_reaches(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    root = files(tmp_path, "tests/a.py", ".venv/lib/x.py", "node_modules/y/z.js")
+    root = files(
+        tmp_path, "tests/a.py", ".venv/lib/conftest.py", "node_modules/y/z.js", "src/conftest.py"
+    )
     walked: list[str] = []
     real = os.walk
 
@@ -136,6 +145,9 @@ def test_the_walk_skips_folders_no_rule_reaches(
     monkeypatch.setattr(protect.os, "walk", spy)
     take_manifest(root, ["tests/**"])
     assert walked == [".", "tests"]
+    walked.clear()
+    assert set(take_manifest(root, ["**/conftest.py"]).files) == {"src/conftest.py"}
+    assert walked == [".", "src", "tests"]
 
 
 def test_planted_bytecode_of_a_protected_source_is_cleared(tmp_path: Path) -> None:

@@ -9,8 +9,10 @@ The agent hooks keep a manifest in their state and load it back with `Manifest.f
 
 Glob syntax, anchored at the workdir: ``*`` and ``?`` match within one path segment (dotfiles
 included), ``[...]`` a character class, ``**`` any number of segments (``**/conftest.py`` is
-every conftest.py, the top one too). A pattern also covers everything under a directory it
-names (``tests`` is ``tests/**``). A pattern starting with ``!`` takes paths out again.
+every conftest.py, the top one too, but as in pytest's own collection not through a hidden
+folder, ``venv`` or ``node_modules``: name one to protect it, ``.venv/**``). A pattern also
+covers everything under a directory it names (``tests`` is ``tests/**``). A pattern starting
+with ``!`` takes paths out again.
 Bytecode caches (anything under a ``__pycache__``) are never protected: every test run rewrites
 them. So that a planted ``.pyc`` cannot stand in for a protected source, `clear_bytecode`
 removes the cached bytecode of each protected ``.py`` file before the gate runs the checks.
@@ -65,7 +67,6 @@ MAX_PROTECTED_FILES = 100_000
 _CHUNK = 1 << 20
 _CACHE = "__pycache__"
 _PYTEST = re.compile(r"(?<![\w.-])(?:py\.test|pytest)(?![\w-])")
-_MAGIC = re.compile(r"[*?\[]")
 
 
 class ProtectError(UserError):
@@ -126,13 +127,18 @@ def _segment(seg: str) -> str:
     return out
 
 
+_DEEP = r"(?:(?!\.|node_modules/|venv/)[^/]+/)*"
+"""``**/``: any depth, but not through a hidden folder, ``venv`` or ``node_modules``."""
+_SKIPPED = re.compile(r"\.|node_modules\Z|venv\Z")
+
+
 def _compile(pattern: str) -> re.Pattern[str]:
     segments = pattern.rstrip("/").split("/")
     out = ""
     for i, seg in enumerate(segments):
         last = i == len(segments) - 1
         if seg == "**":
-            out += ".*" if last else "(?:[^/]+/)*"
+            out += ".*" if last else _DEEP
         else:
             out += _segment(seg) + ("" if last else "/")
     return re.compile(out + r"(?:/.*)?\Z", re.DOTALL)
@@ -325,22 +331,25 @@ def _inside(root: Path, path: Path) -> str | None:
 
 def _may_hold(manifest: Manifest, rel_dir: str) -> bool:
     """Whether a rule could cover something under `rel_dir` (prunes the walk)."""
-    if not rel_dir:
+    parts = rel_dir.split("/") if rel_dir else []
+    rules = [p for p in manifest.patterns if not p.startswith("!")]
+    rules += [_literal(p) for p in manifest.pinned]
+    return any(_reaches(rule.rstrip("/").split("/"), parts) for rule in rules)
+
+
+def _reaches(segments: list[str], parts: list[str]) -> bool:
+    if not parts or not segments:  # the folder is on the rule's way, or the rule covers it
         return True
-    parts = rel_dir.split("/")
-    rules = [p for p in manifest.patterns if not p.startswith("!")] + [
-        _literal(p) for p in manifest.pinned
-    ]
-    for rule in rules:
-        segments = rule.rstrip("/").split("/")
-        for i, part in enumerate(parts):
-            if i >= len(segments) or _MAGIC.search(segments[i]):
-                return True
-            if segments[i] != part:
-                break
-        else:
+    head = segments[0]
+    if head == "**":
+        if len(segments) == 1:
             return True
-    return False
+        return _reaches(segments[1:], parts) or (
+            not _SKIPPED.match(parts[0]) and _reaches(segments, parts[1:])
+        )
+    if not re.fullmatch(_segment(head), parts[0], re.DOTALL):
+        return False
+    return _reaches(segments[1:], parts[1:])
 
 
 def _walk(manifest: Manifest) -> Iterator[tuple[str, str]]:
