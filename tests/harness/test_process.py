@@ -53,3 +53,16 @@ def test_no_descriptor_is_left_open(tmp_path: Path) -> None:
     _process.run([PY, "-c", "pass"], cwd=tmp_path, timeout=5, stdin=b"x", result_pipe=True)
     _process.run(["sh", "-c", "setsid sleep 30 & exit 0"], cwd=tmp_path, timeout=5)
     assert open_fds() == before
+
+
+def test_the_signing_key_is_not_passed_to_programs_the_harness_runs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("DONEGATE_SIGNING_KEY", "k" * 32)
+    monkeypatch.setenv("DONEGATE_SOME_OTHER", "kept")
+    done = _process.run(
+        ["sh", "-c", 'echo "key=${DONEGATE_SIGNING_KEY:-none} other=$DONEGATE_SOME_OTHER"'],
+        cwd=tmp_path,
+        timeout=10,
+    )
+    assert b"key=none other=kept" in done.output.head
