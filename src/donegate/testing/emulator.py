@@ -18,7 +18,10 @@ same turn selection and the same wire rendering as the in-process player, so a s
 alike in both. Several scripts are several conversations, chosen by the
 ``x-donegate-conversation`` header (an index or the script file's stem), else in order: the
 first conversation with turns left answers. A call past the last turn is an HTTP 500 in the
-provider's error shape saying "model called N times but script has M turns".
+provider's error shape saying "model called N times but script has M turns". The client runs
+its own tools: a script needs no stubs, and a turn calling a tool the client's request did not
+offer is served as scripted, with a warning (logged on ``donegate.emulator``, kept in the
+request log and in ``/_donegate/status``).
 
 Fault turns are served for real: ``{delay: S}`` holds the answer S seconds (a client whose
 timeout is shorter gives up, and that attempt has used the turn), ``{disconnect: true}`` closes
@@ -31,6 +34,7 @@ The HTTP side (starlette + uvicorn, the ``server`` extra) lives in `donegate.tes
 from __future__ import annotations
 
 import json
+import logging
 import os
 import threading
 from collections.abc import Iterable, Mapping
@@ -56,6 +60,8 @@ __all__ = ["CONVERSATION_HEADER", "Conversation", "Emulator", "Reply"]
 
 CONVERSATION_HEADER = "x-donegate-conversation"
 """Request header naming the conversation (an index or a script file's stem) to answer from."""
+
+log = logging.getLogger("donegate.emulator")
 
 _SECRET_HEADERS = frozenset(
     ("authorization", "proxy-authorization", "x-api-key", "x-goog-api-key", "api-key", "cookie")
@@ -92,6 +98,7 @@ class Conversation:
                 for i, t in enumerate(unused)
             ],
             "errors": [str(e) for e in self.model.errors],
+            "warnings": list(self.model.warnings),
         }
 
 
@@ -176,6 +183,7 @@ class Emulator:
                 "conversations": convs,
                 "unused_turns": sum(len(c["unused"]) for c in convs),
                 "errors": sum(len(c["errors"]) for c in convs),
+                "warnings": sum(len(c["warnings"]) for c in convs),
             }
 
     def assert_exhausted(self) -> None:
@@ -251,13 +259,18 @@ class Emulator:
             except UnsupportedTurn as exc:
                 return error_reply(api, 400, str(exc))
             conv.handlers[api] = handler
-            errors = len(conv.model.errors)
+            errors, warned = len(conv.model.errors), len(conv.model.warnings)
             url = f"http://emulator{path}" + (f"?{query}" if query else "")
             response, fault = handler(httpx2.Request("POST", url, headers=heads, content=body))
             failed: DonegateError | None = None
             if len(conv.model.errors) > errors:
                 failed = conv.model.errors[-1]
                 entry["error"] = str(failed)
+            warnings = conv.model.warnings[warned:]
+        if warnings:
+            entry["warnings"] = warnings
+            for line in warnings:
+                log.warning("conversation %r: %s", conv.name, line)
         if fault is not None:
             entry["fault"] = {"delay": fault.delay, "disconnect": fault.disconnect}
         if response is None:
