@@ -56,7 +56,10 @@ if TYPE_CHECKING:
     from donegate.testing._server import ServerThread
     from donegate.testing.recorder import Recorder
 
-__all__ = ["CONVERSATION_HEADER", "Conversation", "Emulator", "Reply"]
+__all__ = ["CONVERSATION_HEADER", "MAX_BODY", "Conversation", "Emulator", "Reply"]
+
+MAX_BODY = 32 * 1024 * 1024
+"""The default cap on a request body (``--max-body``): 32 MiB."""
 
 CONVERSATION_HEADER = "x-donegate-conversation"
 """Request header naming the conversation (an index or a script file's stem) to answer from."""
@@ -119,7 +122,12 @@ class Emulator:
         upstream: str | None = None,
         recorder: Recorder | None = None,
         base_dir: str | os.PathLike[str] | None = None,
+        max_body: int = MAX_BODY,
     ) -> None:
+        if max_body < 1:
+            raise UserError(f"max_body must be a positive number of bytes, got {max_body}")
+        self.max_body = max_body
+        """Bytes a request body may have; a longer one is a 413, refused before it is read."""
         self.base_dir = Path(base_dir) if base_dir is not None else None
         """Relative script paths given to `load` resolve here (default: the working directory)."""
         self.strict = False
@@ -209,19 +217,16 @@ class Emulator:
         body: bytes = b"",
     ) -> Reply:
         """The reply to one request (headers with lower-case names)."""
+        if len(body) > self.max_body:
+            message = f"request body larger than {self.max_body} bytes (--max-body)"
+            return self.refuse(
+                method, path, query=query, headers=headers, status=413, message=message
+            )
         heads = {k.lower(): v for k, v in (headers or {}).items()}
         route = _routes.route(method, path, heads, query)
         if route.kind == "admin":
             return self._admin(route)
-        entry: dict[str, Any] = {
-            "seq": 0,
-            "method": method,
-            "path": path,
-            "query": _routes.redact_query(query),
-            "headers": {k: v for k, v in heads.items() if k not in _SECRET_HEADERS},
-            "api": route.api,
-            "kind": route.kind,
-        }
+        entry = self._entry(method, path, query, heads, route)
         parsed, problem = _routes.json_body(body)
         if body:
             entry["body"] = parsed if problem is None else body.decode("utf-8", "replace")
@@ -235,6 +240,41 @@ class Emulator:
         entry["status"] = None if reply.disconnect else reply.status
         self._record(entry)
         return reply
+
+    def refuse(
+        self,
+        method: str,
+        path: str,
+        *,
+        query: str = "",
+        headers: Mapping[str, str] | None = None,
+        status: int,
+        message: str,
+    ) -> Reply:
+        """Answer a request that is not read (a body past `max_body`), and log it.
+
+        The connection stays open: the server drops the rest of the body as it arrives, so the
+        client, still sending, reads this answer instead of a connection reset.
+        """
+        heads = {k.lower(): v for k, v in (headers or {}).items()}
+        entry = self._entry(method, path, query, heads, _routes.route(method, path, heads, query))
+        entry["status"], entry["error"] = status, message
+        self._record(entry)
+        log.warning("%s %s: %s; answered %d", method, path, message, status)
+        return _routes.malformed_reply(status, message, method, path, close=False)
+
+    def _entry(
+        self, method: str, path: str, query: str, heads: Mapping[str, str], route: Route
+    ) -> dict[str, Any]:
+        return {
+            "seq": 0,
+            "method": method,
+            "path": path,
+            "query": _routes.redact_query(query),
+            "headers": {k: v for k, v in heads.items() if k not in _SECRET_HEADERS},
+            "api": route.api,
+            "kind": route.kind,
+        }
 
     def _answer(self, route: Route, incoming: Incoming, entry: dict[str, Any]) -> Reply:
         api = route.api
