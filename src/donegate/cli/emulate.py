@@ -31,6 +31,7 @@ def _summary(emulator: object) -> dict[str, object]:
         "unused_turns": status["unused_turns"],
         "errors": status["errors"],
         "warnings": status["warnings"],
+        "side_calls": status["side_calls"],
         "conversations": [
             {k: c[k] for k in ("name", "turns", "served")} for c in status["conversations"]
         ],
@@ -48,6 +49,7 @@ def _run(
     redact: tuple[str, ...],
     max_body: int,
     verbose: int,
+    side_calls: bool = False,
 ) -> None:
     from donegate.testing.emulator import Emulator
     from donegate.testing.recorder import Recorder
@@ -62,7 +64,7 @@ def _run(
     recorder = Recorder(patterns=redact) if upstream else None
     emulator = Emulator(
         *scripts, host=host, port=port, log=log, upstream=upstream, recorder=recorder,
-        max_body=max_body,
+        max_body=max_body, side_calls=side_calls,
     )  # fmt: skip
 
     def ready(url: str) -> None:
@@ -148,6 +150,12 @@ _redact = click.option(
 @click.option("--record", default=None, metavar="OUT", help="Proxy mode: write the run here.")
 @_redact
 @_max_body
+@click.option(
+    "--side-calls",
+    is_flag=True,
+    help="Answer requests that offer no tools (an agent CLI's routing, titles, summaries) "
+    "without using a turn: the requested JSON schema's plainest value, or OK.",
+)
 @_verbose
 def emulate_command(
     *,
@@ -159,6 +167,7 @@ def emulate_command(
     record: str | None,
     redact: tuple[str, ...],
     max_body: int,
+    side_calls: bool,
     verbose: int,
 ) -> None:
     """Serve SCRIPTS on the providers' real endpoints until interrupted.
@@ -171,7 +180,7 @@ def emulate_command(
     JSON on exit.
     """
     _run(scripts, host=host, port=port, log=log, upstream=upstream, record=record,
-         redact=redact, max_body=max_body, verbose=verbose)  # fmt: skip
+         redact=redact, max_body=max_body, verbose=verbose, side_calls=side_calls)  # fmt: skip
 
 
 @app.command("record")

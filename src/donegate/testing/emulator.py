@@ -27,6 +27,10 @@ Fault turns are served for real: ``{delay: S}`` holds the answer S seconds (a cl
 timeout is shorter gives up, and that attempt has used the turn), ``{disconnect: true}`` closes
 the connection without a response. The SDKs retry both, as they retry a 429 or a 5xx.
 
+With ``side_calls`` (``--side-calls``), a request that offers no tools is a side call (Gemini
+CLI's router, a title or summary request) and is answered without a turn: see
+`donegate.testing._side`.
+
 With ``upstream`` the emulator is a recording proxy instead (see `donegate.testing.recorder`).
 The HTTP side (starlette + uvicorn, the ``server`` extra) lives in `donegate.testing._server`.
 """
@@ -43,10 +47,12 @@ from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
-from donegate.errors import DonegateError, UnsupportedTurn, UserError
+from donegate.errors import DonegateError, UnsupportedTurn, UserError, WireFormatError
 from donegate.messages import Turn
+from donegate.models.registry import wire_format
 from donegate.testing import _routes
 from donegate.testing._routes import Incoming, Reply, Route, error_reply
+from donegate.testing._side import side_turn
 from donegate.testing.player import Responder, ScriptedModel
 from donegate.testing.script import Script, describe_turn
 
@@ -123,11 +129,15 @@ class Emulator:
         recorder: Recorder | None = None,
         base_dir: str | os.PathLike[str] | None = None,
         max_body: int = MAX_BODY,
+        side_calls: bool = False,
     ) -> None:
         if max_body < 1:
             raise UserError(f"max_body must be a positive number of bytes, got {max_body}")
         self.max_body = max_body
         """Bytes a request body may have; a longer one is a 413, refused before it is read."""
+        self.side_calls = side_calls
+        """Answer requests that offer no tools without a turn (`donegate.testing._side`)."""
+        self._side_served = 0
         self.base_dir = Path(base_dir) if base_dir is not None else None
         """Relative script paths given to `load` resolve here (default: the working directory)."""
         self.strict = False
@@ -192,6 +202,7 @@ class Emulator:
                 "unused_turns": sum(len(c["unused"]) for c in convs),
                 "errors": sum(len(c["errors"]) for c in convs),
                 "warnings": sum(len(c["warnings"]) for c in convs),
+                "side_calls": self._side_served,
             }
 
     def assert_exhausted(self) -> None:
@@ -284,6 +295,8 @@ class Emulator:
         if problem is not None or not isinstance(parsed, dict):
             problem = problem or "not an object"
             return error_reply(api, 400, f"{api}: unreadable request body: {problem}")
+        if self.side_calls and not _offers_tools(api, parsed):
+            return self._side(route, parsed, entry)
         import httpx2
 
         with self._lock:
@@ -329,6 +342,18 @@ class Emulator:
             reply = replace(reply, delay=fault.delay)
         return reply
 
+    def _side(self, route: Route, body: dict[str, Any], entry: dict[str, Any]) -> Reply:
+        """A side call (no tools offered): answered here, no conversation's turn used."""
+        assert route.api is not None
+        stream = route.stream or body.get("stream") is True
+        rendered = wire_format(route.api).render_response(side_turn(route.api, body), stream=stream)
+        with self._lock:
+            self._side_served += 1
+        entry["side_call"] = True
+        headers = {"content-type": rendered.content_type, **rendered.headers}
+        reply = Reply(status=rendered.status, body=rendered.body.encode("utf-8"), headers=headers)
+        return _routes.sse_to_array(reply) if route.stream_array else reply
+
     def _select(self, wanted: str | None) -> tuple[int, Conversation]:
         convs = self.conversations
         if not convs:
@@ -359,8 +384,12 @@ class Emulator:
             if self._log_path is not None:
                 if self._log_file is None:
                     self._log_file = open(self._log_path, "w", encoding="utf-8")  # noqa: SIM115
-                self._log_file.write(json.dumps(entry, ensure_ascii=False) + "\n")
+                self._log_file.write(self._log_line(entry))
                 self._log_file.flush()
+
+    def _log_line(self, entry: dict[str, Any]) -> str:
+        """The line ``--log`` writes for `entry`: the one place request bodies reach a file."""
+        return json.dumps(entry, ensure_ascii=False) + "\n"
 
     # -- proxy mode --------------------------------------------------------------------------
 
@@ -456,3 +485,11 @@ class Emulator:
         tb: TracebackType | None,
     ) -> None:
         self.stop()
+
+
+def _offers_tools(api: str, body: dict[str, Any]) -> bool:
+    """True when the request offers function tools (an unreadable one is left to the script)."""
+    try:
+        return bool(wire_format(api).parse_request(body).tools)
+    except (WireFormatError, ValueError, TypeError, KeyError):
+        return True
