@@ -59,7 +59,7 @@ def test_gemini_clis_router_call_is_answered_without_using_a_turn() -> None:
         routed = router_call(emu.base_url)
         assert routed.status_code == 200
         text = routed.json()["candidates"][0]["content"]["parts"][0]["text"]
-        assert json.loads(text) == {"complexity_reasoning": "", "complexity_score": 0}
+        assert json.loads(text) == {"complexity_reasoning": "", "complexity_score": 1}
         user = {"role": "user", "parts": [{"text": "count the files"}]}
         first = agent_call(emu.base_url, [user])
         assert first["functionCall"]["name"] == "run_shell_command"
@@ -129,7 +129,8 @@ def test_response_schema_is_read_where_each_api_puts_it(
 @pytest.mark.parametrize(
     ("schema", "value"),
     [
-        (ROUTER_SCHEMA, {"complexity_reasoning": "", "complexity_score": 0}),
+        (ROUTER_SCHEMA, {"complexity_reasoning": "", "complexity_score": 1}),
+        ({"type": "integer", "maximum": -1}, -1),
         ({"enum": ["flash", "pro"]}, "flash"),
         ({"const": 7}, 7),
         ({"type": ["null", "number"], "minimum": 1.5}, 1.5),

@@ -63,8 +63,8 @@ def response_schema(api: str, body: Mapping[str, Any]) -> Mapping[str, Any] | No
 
 
 def smallest_instance(schema: Any, depth: int = 0) -> Any:
-    """The plainest value `schema` accepts: its const or first enum value, else an empty or
-    zero value of its type, objects with every property filled (clients read them all)."""
+    """The plainest value `schema` accepts: its const or first enum value, else an empty value
+    of its type (numbers 1), objects with every property filled (clients read them all)."""
     if not isinstance(schema, Mapping) or depth > _MAX_DEPTH:
         return None
     if "const" in schema:
@@ -89,8 +89,14 @@ def smallest_instance(schema: Any, depth: int = 0) -> Any:
         count = wanted if isinstance(wanted, int) and wanted > 0 else 0
         return [smallest_instance(schema.get("items"), depth + 1) for _ in range(min(count, 8))]
     if kind in ("integer", "number"):
-        low = schema.get("minimum")
-        return low if isinstance(low, int | float) and not isinstance(low, bool) else 0
+        # 1 unless the schema says otherwise: scores and counts rarely start at 0 (Gemini CLI's
+        # router rejects a complexity_score of 0 its schema does not forbid).
+        low, high = schema.get("minimum"), schema.get("maximum")
+        if isinstance(low, int | float) and not isinstance(low, bool):
+            return low
+        return (
+            high if isinstance(high, int | float) and not isinstance(high, bool) and high < 1 else 1
+        )
     if kind == "boolean":
         return False
     if kind == "string":
