@@ -314,11 +314,7 @@ def test_closure_human_awaits_review_and_an_approval_closes_it_done(tmp_path: Pa
     script = tmp_path / "agent.yaml"
     script.write_text(
         yaml.safe_dump(
-            {
-                "prompt": "p",
-                "tools": {"write_file": {"returns": "stub"}, "run_command": {"returns": "stub"}},
-                "turns": [write("calc.py", FIXED), {"text": "Fixed."}],
-            }
+            {"turns": [write("calc.py", FIXED), {"text": "Fixed."}]}  # the task's tools run
         )
     )
     out = donegate("run", str(task), "--model", f"script:{script}", "--json", cwd=tmp_path)
