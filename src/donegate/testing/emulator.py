@@ -30,7 +30,6 @@ The HTTP side (starlette + uvicorn, the ``server`` extra) lives in `donegate.tes
 
 from __future__ import annotations
 
-import json
 import os
 import threading
 from collections.abc import Iterable, Mapping
@@ -42,6 +41,7 @@ from typing import TYPE_CHECKING, Any
 from donegate.errors import DonegateError, UnsupportedTurn, UserError
 from donegate.messages import Turn
 from donegate.testing import _routes
+from donegate.testing._redact import log_line
 from donegate.testing._routes import Incoming, Reply, Route, error_reply
 from donegate.testing.player import Responder, ScriptedModel
 from donegate.testing.script import Script, describe_turn
@@ -306,7 +306,7 @@ class Emulator:
             if self._log_path is not None:
                 if self._log_file is None:
                     self._log_file = open(self._log_path, "w", encoding="utf-8")  # noqa: SIM115
-                self._log_file.write(json.dumps(entry, ensure_ascii=False) + "\n")
+                self._log_file.write(log_line(entry, self.recorder) + "\n")
                 self._log_file.flush()
 
     # -- proxy mode --------------------------------------------------------------------------
