@@ -1,4 +1,10 @@
-"""``donegate classify``: how did this provider response end?"""
+"""``donegate classify``: how did this provider response end?
+
+Prints one JSON object: ``ending``, ``tool_calls``, ``text_nonempty``, ``raw_reason`` and the
+turn's ``detail`` (why: "stream ended before its final event", "no finish reason", the filter
+categories...). A body shaped like another wire format than ``--api`` gets a one-line hint on
+stderr naming the format it looks like.
+"""
 
 from __future__ import annotations
 
@@ -9,8 +15,9 @@ from typing import Any
 import click
 
 from donegate.cli._app import app
-from donegate.errors import UserError
+from donegate.errors import UserError, WireFormatError
 from donegate.models.registry import APIS, classify
+from donegate.models.sniff import looks_like, same_family
 
 
 def read_input(path: str) -> str:
@@ -40,7 +47,13 @@ def classify_command(api: str, stream: bool, status: int, file: str) -> None:
             if 200 <= status < 300:
                 raise UserError(f"{file}: not valid JSON: {exc}") from None
             body = text  # error bodies may be plain text or HTML
-    turn = classify(api, body, stream=stream, status=status)
+    hint = _other_format(api, body) if 200 <= status < 300 else None
+    try:
+        turn = classify(api, body, stream=stream, status=status)
+    except WireFormatError as exc:
+        raise UserError(f"{exc}{'; ' + hint if hint else ''}") from None
+    if hint:
+        click.echo(f"donegate: {hint}", err=True)
     click.echo(
         json.dumps(
             {
@@ -48,6 +61,19 @@ def classify_command(api: str, stream: bool, status: int, file: str) -> None:
                 "tool_calls": len(turn.tool_calls),
                 "text_nonempty": bool(turn.text.strip()),
                 "raw_reason": turn.raw_reason,
+                "detail": turn.detail,
             }
         )
     )
+
+
+def _other_format(api: str, body: Any) -> str | None:
+    """A one-line hint when `body` looks like another wire format than `api`, else None.
+
+    Reading a body as the wrong format is rarely an exception (an OpenAI body read as Gemini
+    has no candidates: a quiet `error`), so the shape is checked on its own.
+    """
+    seen = looks_like(body)
+    if seen is None or same_family(seen, api):
+        return None
+    return f"the body looks like {seen}, not {api}: try --api {seen}"

@@ -61,7 +61,7 @@ def _run(
         raise UserError("give scripts to serve, or --upstream to record from, not both")
     if not upstream and not scripts:
         raise UserError("give at least one script to serve (or --upstream URL --record OUT)")
-    recorder = Recorder(patterns=redact) if upstream else None
+    recorder = Recorder(patterns=redact)  # its redactor also cleans the --log, in both modes
     emulator = Emulator(
         *scripts, host=host, port=port, log=log, upstream=upstream, recorder=recorder,
         max_body=max_body, side_calls=side_calls,
@@ -74,7 +74,7 @@ def _run(
 
     emulator.serve(on_ready=ready)
     click.echo(json.dumps(_summary(emulator)))
-    if recorder is not None and record:
+    if upstream and record:
         saved = recorder.save(record)
         click.echo(f"recorded {len(recorder.exchanges)} exchange(s) to {saved}", err=True)
 
