@@ -39,7 +39,7 @@ class LiveProgress:
             state = "[red]error[/]" if event.result.is_error else "[green]ok[/]"
             if not event.executed:
                 state = "[yellow]not run[/]"
-            self.console.print(f"{p}  -> {event.call.name} {escape(shown)} {state}")
+            self.console.print(f"{p}  -> {escape(event.call.name)} {escape(shown)} {state}")
         elif isinstance(event, Progress):
             self.console.print(f"{p}  [italic cyan]progress: {escape(_short(event.text))}[/]")
 

@@ -9,6 +9,7 @@ from typing import Any
 import click
 
 from donegate.cli._app import app
+from donegate.cli._types import STATUS
 from donegate.errors import UserError
 from donegate.models.registry import APIS, classify
 
@@ -27,7 +28,9 @@ def read_input(path: str) -> str:
 @app.command("classify")
 @click.option("--api", "api", required=True, type=click.Choice(APIS), help="The wire format.")
 @click.option("--stream", is_flag=True, help="FILE is raw SSE text, as a server sends it.")
-@click.option("--status", default=200, show_default=True, help="The HTTP status of the body.")
+@click.option(
+    "--status", default=200, show_default=True, type=STATUS, help="The HTTP status of the body."
+)
 @click.argument("file")
 def classify_command(api: str, stream: bool, status: int, file: str) -> None:
     """Classify one provider response body (FILE, or - for stdin) and print its ending."""

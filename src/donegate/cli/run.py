@@ -14,6 +14,7 @@ from rich.console import Console
 from rich.markup import escape
 
 from donegate.cli._app import app
+from donegate.cli._console import make_console
 from donegate.cli._progress import LiveProgress
 from donegate.errors import UserError
 from donegate.harness.runner import TaskResult, run_task
@@ -64,7 +65,7 @@ def run_command(
     model = resolve_model(model_name)
     verifier_name = verifier_opt or spec.verifier
     verifier = resolve_model(verifier_name, "verifier") if verifier_name else None
-    err = Console(stderr=True)
+    err = make_console(stderr=True)
     live = LiveProgress(err, max_continuations=spec.max_continuations)
     err.print(f"[bold]{escape(spec.id)}[/] with {escape(model.name)}")
     result = run_task(
@@ -78,7 +79,7 @@ def run_command(
     if as_json:
         click.echo(json.dumps(result.summary()))
     else:
-        print_result(Console(), result)
+        print_result(make_console(), result)
     sys.exit(EXIT_CODES[result.status])
 
 

@@ -9,10 +9,10 @@ import json
 import sys
 
 import click
-from rich.console import Console
 from rich.markup import escape
 
 from donegate.cli._app import app
+from donegate.cli._console import make_console
 from donegate.harness.certificate import verify_certificate
 
 
@@ -32,7 +32,7 @@ def verify_command(
     if as_json:
         click.echo(json.dumps({"ok": ok, "problems": problems}))
     else:
-        console = Console()
+        console = make_console()
         if ok:
             console.print(f"[bold green]verified[/] {escape(cert)}")
         else:
