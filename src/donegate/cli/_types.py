@@ -90,7 +90,7 @@ class _Since(click.ParamType):  # type: ignore[type-arg]
                 f"{text!r}: expected a number and a unit (s, m, h, d, w), e.g. 1h", param, ctx
             )
         if not math.isfinite(seconds) or seconds <= 0:
-            self.fail(f"{text!r}: the window must be longer than zero", param, ctx)
+            self.fail(f"{text!r}: the window must be finite and longer than zero", param, ctx)
         return text
 
 

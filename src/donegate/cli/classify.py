@@ -8,21 +8,21 @@ from typing import Any
 
 import click
 
+from donegate._files import read_stream, read_text
 from donegate.cli._app import app
 from donegate.cli._types import STATUS
 from donegate.errors import UserError
 from donegate.models.registry import APIS, classify
 
+MAX_BODY_BYTES = 64 * 1024 * 1024
+"""The largest response body classified (a whole recorded stream fits)."""
+
 
 def read_input(path: str) -> str:
     """The text of FILE, or of stdin for ``-``; a `UserError` names an unreadable file."""
     if path == "-":
-        return sys.stdin.read()
-    try:
-        with open(path, encoding="utf-8") as f:
-            return f.read()
-    except (OSError, UnicodeDecodeError) as exc:
-        raise UserError(f"{path}: cannot read: {getattr(exc, 'strerror', None) or exc}") from None
+        return read_stream(sys.stdin.buffer, source="stdin", limit=MAX_BODY_BYTES)
+    return read_text(path, limit=MAX_BODY_BYTES)
 
 
 @app.command("classify")
@@ -39,7 +39,7 @@ def classify_command(api: str, stream: bool, status: int, file: str) -> None:
     if not stream or not 200 <= status < 300:
         try:
             body = json.loads(text)
-        except ValueError as exc:
+        except (ValueError, RecursionError) as exc:  # RecursionError: nested thousands deep
             if 200 <= status < 300:
                 raise UserError(f"{file}: not valid JSON: {exc}") from None
             body = text  # error bodies may be plain text or HTML

@@ -29,7 +29,7 @@ def hook_group() -> None:
 
 
 @hook_group.command("claude-stop")
-@click.option("--task", "task", required=True, type=click.Path(dir_okay=False))
+@click.option("--task", "task", required=True)  # a folder is load_task's one line, exit 1
 def claude_stop_command(task: str) -> None:
     """Read Claude Code's Stop-hook JSON on stdin; block while TASK's checks fail."""
     try:

@@ -66,8 +66,11 @@ def run_command(
     verifier_name = verifier_opt or spec.verifier
     verifier = resolve_model(verifier_name, "verifier") if verifier_name else None
     err = make_console(stderr=True)
-    live = LiveProgress(err, max_continuations=spec.max_continuations)
-    err.print(f"[bold]{escape(spec.id)}[/] with {escape(model.name)}")
+    live = LiveProgress(
+        err,
+        max_continuations=spec.max_continuations,
+        header=f"[bold]{escape(spec.id)}[/] with {escape(model.name)}",
+    )
     result = run_task(
         spec,
         model=model,

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from dataclasses import asdict
-from pathlib import Path
 from typing import Any
 
 import click
@@ -15,10 +14,10 @@ from donegate.cli._console import make_console
 from donegate.cli._store import db_option, echo_json, fmt_time, store_from
 from donegate.cli._types import COUNT, TASK_ID
 from donegate.errors import UserError
-from donegate.harness.spec import load_task
 from donegate.store import TaskRecord
 from donegate.store.sql import SqlStore
 from donegate.worker import submit
+from donegate.worker.tasks import prepare
 
 __all__ = ["submit_command", "tasks_group"]
 
@@ -56,13 +55,10 @@ def submit_command(
     The task runs in its workdir, stored as an absolute path (default: TASK's folder), wherever
     the worker was started; a task with no model (in the file or --model) is refused here.
     """
-    spec = load_task(task)  # every problem with the file, before the store is touched
+    spec = prepare(task, task_id=task_id, model=model)  # every problem, before the store opens
     store = store_from(db)
     try:
-        record, created = submit(
-            spec, store, task_id=task_id, max_attempts=max_attempts, model=model,
-            base=Path(task).resolve().parent, source=task,
-        )  # fmt: skip
+        record, created = submit(spec, store, max_attempts=max_attempts)
     finally:
         store.close()
     if broker and record.status == "pending":

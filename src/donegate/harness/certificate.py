@@ -170,7 +170,7 @@ def _load(file: Path) -> dict[str, Any]:
         cert = json.loads(file.read_text(encoding="utf-8"))
     except OSError as exc:
         raise UserError(f"{file}: cannot read: {exc.strerror or exc}") from None
-    except ValueError as exc:
+    except (ValueError, RecursionError) as exc:  # RecursionError: nested thousands deep
         raise UserError(f"{file}: not valid JSON: {exc}") from None
     if not isinstance(cert, dict) or cert.get("kind") != KIND:
         raise UserError(f"{file}: not a donegate certificate")

@@ -12,7 +12,15 @@ from donegate.harness.runner import TaskResult
 from donegate.harness.spec import TaskSpec, TaskSpecError, load_task, validate_task
 from donegate.store import Lease, Outcome, TaskRecord, TaskStore
 
-__all__ = ["INSTRUCTIONS_HEADER", "failed", "outcome_of", "spec_data", "spec_for", "submit"]
+__all__ = [
+    "INSTRUCTIONS_HEADER",
+    "failed",
+    "outcome_of",
+    "prepare",
+    "spec_data",
+    "spec_for",
+    "submit",
+]
 
 INSTRUCTIONS_HEADER = "Instructions from the person who reviewed this task:"
 """Put before a reviewer's requeue instructions in the prompt."""
@@ -23,27 +31,21 @@ def spec_data(spec: TaskSpec) -> dict[str, Any]:
     return spec.model_dump(mode="json", by_alias=True, exclude_defaults=True)
 
 
-def submit(
+def prepare(
     spec: TaskSpec | Mapping[str, Any] | str | os.PathLike[str],
-    store: TaskStore,
     *,
     task_id: str | None = None,
-    max_attempts: int = 5,
     model: str | None = None,
     base: str | os.PathLike[str] | None = None,
     source: str | None = None,
-) -> tuple[TaskRecord, bool]:
-    """Queue a task (a `TaskSpec`, its dict, or a task file); idempotent on the task id.
+) -> TaskSpec:
+    """The spec `submit` stores: one that runs the same from any worker, wherever it started.
 
-    What is stored runs the same from any worker, wherever it was started: the workdir is an
-    absolute path (none, or a relative one, is taken against `base`: the task file's folder for
-    a file, else the current directory), and so is a ``script:FILE`` model or verifier. `model`
-    overrides the spec's (a relative script against the current directory); a task left with no
-    model is refused here, not failed at run time.
-
-    The id is `task_id` when given, else the spec's own. Resubmitting an id with the same spec
-    returns the stored task and False; with a different spec it is a `UserError`. A malformed
-    task file raises a one-line `TaskSpecError` before anything is written.
+    The workdir becomes an absolute path (none, or a relative one, is taken against `base`: the
+    task file's folder for a file, else the current directory), and so does a ``script:FILE``
+    model or verifier. `model` overrides the spec's (a relative script against the current
+    directory) and `task_id` its id. A spec left with no model is a `TaskSpecError` here, not a
+    failure at run time. Preparing a prepared spec changes nothing.
     """
     if isinstance(spec, str | os.PathLike):
         source = source or os.fspath(spec)
@@ -68,6 +70,26 @@ def submit(
             source=source or f"task {spec.id}",
             field="model",
         )
+    return spec
+
+
+def submit(
+    spec: TaskSpec | Mapping[str, Any] | str | os.PathLike[str],
+    store: TaskStore,
+    *,
+    task_id: str | None = None,
+    max_attempts: int = 5,
+    model: str | None = None,
+    base: str | os.PathLike[str] | None = None,
+    source: str | None = None,
+) -> tuple[TaskRecord, bool]:
+    """Queue a task (a `TaskSpec`, its dict, or a task file) as `prepare` makes it.
+
+    Idempotent on the task id: resubmitting an id with the same spec returns the stored task
+    and False; with a different spec it is a `UserError`. A malformed task file, or a task
+    without a model, raises a one-line `TaskSpecError` before anything is written.
+    """
+    spec = prepare(spec, task_id=task_id, model=model, base=base, source=source)
     return store.submit(spec.id, spec_data(spec), type=spec.type, max_attempts=max_attempts)
 
 
