@@ -136,7 +136,7 @@ def show_command(task_id: str, as_json: bool, transcript: bool, db: str | None) 
         )
     for item, status, note in detail["checklist"]:
         box = escape(f"[{'x' if status == 'done' else ' '}]")  # "[x]" is markup unescaped
-        console.print(f"  {box} {escape(item)} {escape(note)}")
+        console.print(f"  {box} {escape(item)}" + (f" {escape(note)}" if note else ""))
     for effect in detail["effects"]:
         console.print(f"  effect {escape(effect['key'])}: {effect['state']} x{effect['issues']}")
     for message in detail.get("transcript", []):
