@@ -227,6 +227,10 @@ def _cases() -> Iterator[Any]:
                        ("model", "provider:model"), id="submit-bad-model")  # fmt: skip
     yield pytest.param(["run", "ok.yaml", "--workdir", "nowhere"], 2, ("workdir", "nowhere"),
                        id="run-no-workdir")  # fmt: skip
+    for args in (["tasks", "list"], ["escalations", "list"], ["stats"]):  # the default store
+        yield pytest.param(args, 2, ("no store at", "home"), id=f"{'-'.join(args)}-default-db")
+    yield pytest.param(["submit", "ok.yaml", "--db", "store.db", "--broker", "notaurl"], 2,
+                       ("--broker",), id="submit-bad-broker")  # fmt: skip
     yield pytest.param(["nosuch"], 2, ("nosuch",), id="unknown-command")
     yield pytest.param(["tasks", "show"], 2, ("TASK_ID",), id="missing-argument")
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import asdict
 from typing import Any
+from urllib.parse import urlsplit
 
 import click
 from rich.markup import escape
@@ -55,6 +56,8 @@ def submit_command(
     The task runs in its workdir, stored as an absolute path (default: TASK's folder), wherever
     the worker was started; a task with no model (in the file or --model) is refused here.
     """
+    if broker and urlsplit(broker).scheme not in ("redis", "rediss"):
+        raise click.BadParameter(f"{broker!r} is not a redis:// URL", param_hint="'--broker'")
     spec = prepare(task, task_id=task_id, model=model)  # every problem, before the store opens
     store = store_from(db)
     try:
@@ -64,7 +67,13 @@ def submit_command(
     if broker and record.status == "pending":
         from donegate.worker.celery_app import client, enqueue
 
-        enqueue(client(broker), record.id)
+        try:
+            enqueue(client(broker), record.id)
+        except Exception as exc:  # kombu's connection errors; the stored task is safe
+            raise UserError(
+                f"{record.id}: queued in the store, but no message reached {broker}: "
+                f"{exc}; submit it again once the broker is up"
+            ) from None
     if as_json:
         echo_json({"id": record.id, "status": record.status, "created": created})
         return
