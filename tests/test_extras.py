@@ -11,7 +11,7 @@ from donegate.errors import MissingExtra
 
 
 def test_extras_are_read_from_the_installed_metadata() -> None:
-    assert _extras._requirements("anthropic") == ["anthropic", "httpx2"]
+    assert _extras._requirements("anthropic") == ("anthropic", "httpx2")
     assert {"anthropic", "google-genai", "psycopg", "celery"} <= set(_extras._requirements("all"))
     _extras.require("anthropic", "openai", "server")  # the dev install has them all
 

@@ -8,6 +8,7 @@ distribution's metadata, so pyproject.toml stays the one list of what each extra
 
 from __future__ import annotations
 
+import functools
 import re
 from importlib import metadata
 
@@ -19,12 +20,13 @@ _NAME = re.compile(r"\s*([A-Za-z0-9][A-Za-z0-9._-]*)")
 _EXTRA = re.compile(r"""extra\s*==\s*["']([^"']+)["']""")
 
 
-def _requirements(extra: str) -> list[str]:
+@functools.cache  # the installed metadata does not change under a running process
+def _requirements(extra: str) -> tuple[str, ...]:
     """The distribution names `extra` lists (nested ``donegate[...]`` extras expanded)."""
     try:
         lines = metadata.requires("donegate") or []
     except metadata.PackageNotFoundError:  # run from a source tree, never installed
-        return []
+        return ()
     names: list[str] = []
     for line in lines:
         requirement, _, marker = line.partition(";")
@@ -38,7 +40,7 @@ def _requirements(extra: str) -> list[str]:
                 names.extend(_requirements(sub.strip()))
         else:
             names.append(name.group(1))
-    return list(dict.fromkeys(names))
+    return tuple(dict.fromkeys(names))
 
 
 def missing(*extras: str) -> list[tuple[str, str]]:

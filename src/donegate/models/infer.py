@@ -28,7 +28,7 @@ _PROVIDERS: dict[str, tuple[str, str, str, str, str]] = {
     "gemini": ("donegate.models.google", "GeminiModel", "google.genai", "Client", "gemini"),
 }
 
-# provider prefix -> the environment variables its SDK reads a key from (the first is named)
+# provider prefix -> the environment variables its SDK reads an API key from
 _OPENAI_KEYS = ("OPENAI_API_KEY",)
 _GEMINI_KEYS = ("GEMINI_API_KEY", "GOOGLE_API_KEY")
 _KEYS: dict[str, tuple[str, ...]] = {
