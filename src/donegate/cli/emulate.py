@@ -16,6 +16,7 @@ from typing import Any
 import click
 
 from donegate.cli._app import app
+from donegate.cli._types import PORT
 from donegate.errors import UserError
 
 __all__ = ["emulate_command", "record_command"]
@@ -134,7 +135,9 @@ _verbose = click.option(
 )
 
 _host = click.option("--host", default="127.0.0.1", show_default=True, help="Interface.")
-_port = click.option("--port", default=8765, show_default=True, help="Port (0: a free one).")
+_port = click.option(
+    "--port", default=8765, show_default=True, type=PORT, help="Port (0: a free one)."
+)
 _log = click.option("--log", "log", default=None, help="Append every request as JSON lines.")
 _redact = click.option(
     "--redact", multiple=True, metavar="REGEX", help="Another secret pattern to redact."
