@@ -41,9 +41,12 @@ def submit_batch(db: str | Path, workdir: Path, n: int = TASKS) -> None:
     store.close()
 
 
-def start(db: str | Path, work: Path, *args: str, **popen: object) -> subprocess.Popen[str]:
-    """A worker process on `db`, until idle, its effects a little slow (mid-task faults)."""
-    env = worker_env(work, work / "effects.log", DONEGATE_TEST_EFFECT_DELAY="0.03")
+def start(
+    db: str | Path, work: Path, *args: str, delay: float = 0.03, **popen: object
+) -> subprocess.Popen[str]:
+    """A worker process on `db`, until idle, its effects a little slow (`delay` seconds each,
+    so that the batch is still running when the fault comes)."""
+    env = worker_env(work, work / "effects.log", DONEGATE_TEST_EFFECT_DELAY=str(delay))
     if "home" in popen:
         env["DONEGATE_HOME"] = str(popen.pop("home"))
     command = python_worker("--db", str(db), "--until-idle", "--lease", "2", *args)
@@ -185,9 +188,9 @@ def test_postgres_stopped_and_restarted_mid_run_is_waited_out(
     tmp_path: Path, pg: Cluster, pg_url: str
 ) -> None:
     submit_batch(pg_url, tmp_path)
-    proc = start(pg_url, tmp_path, "--concurrency", "2", "--store-patience", "60")
+    proc = start(pg_url, tmp_path, "--concurrency", "2", "--store-patience", "60", delay=0.1)
     with pg_done(pg_url) as done:
-        wait_for(done, 8, proc)
+        wait_for(done, 5, proc)
     pg.stop("immediate")  # as if it crashed: connections drop mid-transaction
     try:
         time.sleep(3)
@@ -209,7 +212,7 @@ def test_postgres_down_past_the_patience_ends_the_worker_non_zero(
     tmp_path: Path, pg: Cluster, pg_url: str
 ) -> None:
     submit_batch(pg_url, tmp_path)
-    proc = start(pg_url, tmp_path, "--concurrency", "2", "--store-patience", "1")
+    proc = start(pg_url, tmp_path, "--concurrency", "2", "--store-patience", "1", delay=0.1)
     with pg_done(pg_url) as done:
         wait_for(done, 5, proc)
     pg.stop("immediate")

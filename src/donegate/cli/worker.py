@@ -120,8 +120,8 @@ SECONDS = Number(above=True)
 @click.option("--visibility-timeout", type=SECONDS, help="Celery: Redis redelivery seconds.")
 @click.option(
     "--metrics-port",
-    type=Number(whole=True, minimum=1, maximum=65535),
-    help="Serve Prometheus metrics on this port.",
+    type=Number(whole=True, minimum=0, maximum=65535),
+    help="Serve Prometheus metrics on this port (0: any free one).",
 )
 @click.option(
     "--otel", is_flag=True, help="Emit OpenTelemetry spans (OTLP if installed, OTEL_* env)."
@@ -147,7 +147,11 @@ def worker_command(
     verbose: int,
     db: str | None,
 ) -> None:
-    """Claim queued tasks, run them behind the completion gate, and record how they ended."""
+    """Claim queued tasks, run them behind the completion gate, and record how they ended.
+
+    Exits 1 when it stopped on a fault (its store gone, replaced or silent past
+    --store-patience, or a full disk), after putting back the tasks it held.
+    """
     logging.basicConfig(
         level=(logging.WARNING, logging.INFO, logging.DEBUG)[min(verbose, 2)],
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
