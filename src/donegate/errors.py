@@ -10,7 +10,8 @@ DonegateError                 base of everything below
 ├── ProviderError             the provider answered with an error (status, retry-after)
 ├── ScriptExhausted           a scripted model was called more times than the script has turns
 ├── ToolError                 a tool raised; the loop turns it into an error result
-└── EffectDivergence          an idempotency key's recorded call is not the call now asking
+├── EffectDivergence          an idempotency key's recorded call is not the call now asking
+└── EffectOutcomeUnknown      a side effect begun by a run that died, of a tool that cannot say
 ```
 
 Control flow is never signalled by exceptions: the loop returns tagged steps.
@@ -23,6 +24,7 @@ from collections.abc import Sequence
 __all__ = [
     "DonegateError",
     "EffectDivergence",
+    "EffectOutcomeUnknown",
     "MissingExtra",
     "ProviderError",
     "ScriptError",
@@ -133,3 +135,21 @@ class EffectDivergence(DonegateError):
         self.key = key
         self.recorded = recorded
         self.asking = asking
+
+
+class EffectOutcomeUnknown(DonegateError):
+    """A side effect was begun under a key by a run that died before recording its outcome, and
+    its tool neither honours the key (``idempotent=True``) nor can tell whether it happened
+    (``reconcile``, or its reconcile failed).
+
+    Running it again could do it twice; not running it could leave it undone. The worker
+    escalates the task with this message and the call instead: a person decides.
+    """
+
+    def __init__(self, key: str, call: str, why: str, *, tool: str = "", arguments: object = None):
+        super().__init__(f"outcome unknown: {call} under key {key}: {why}; not run again")
+        self.key = key
+        self.call = call
+        self.why = why
+        self.tool = tool
+        self.arguments = arguments

@@ -29,7 +29,7 @@ from donegate.loop import (
 from donegate.messages import Message, ToolCall, Turn
 from donegate.models.base import Model, ModelSettings
 from donegate.models.infer import infer_model
-from donegate.tools import EffectLedger, Tool, as_tool, error_result
+from donegate.tools import EffectLedger, Tool, as_tool, begin_effect, error_result
 
 __all__ = ["RunOptions", "arun", "run", "stream"]
 
@@ -115,12 +115,11 @@ def _execute_sync(planned: Planned, ledger: EffectLedger | None, step: int) -> T
             executed=False,
         )
     if key is not None and ledger is not None:
-        recorded = ledger.lookup(key, call)
+        recorded = ledger.lookup(key, call) or begin_effect(ledger, tool, key, call)
         if recorded is not None:
             return ToolCallRecord(
                 step=step, call=call, result=recorded, executed=False, idempotency_key=key
             )
-        ledger.begin(key, call)
     result = tool.run_sync(call, key)
     if key is not None and ledger is not None:
         ledger.record(key, result)
@@ -136,12 +135,11 @@ async def _execute_async(
             return await asyncio.to_thread(_execute_sync, planned, ledger, step)
         return _execute_sync(planned, ledger, step)
     if key is not None and ledger is not None:
-        recorded = ledger.lookup(key, call)
+        recorded = ledger.lookup(key, call) or begin_effect(ledger, tool, key, call)
         if recorded is not None:
             return ToolCallRecord(
                 step=step, call=call, result=recorded, executed=False, idempotency_key=key
             )
-        ledger.begin(key, call)
     result = await tool.run_async(call, key)
     if key is not None and ledger is not None:
         ledger.record(key, result)

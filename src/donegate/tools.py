@@ -3,6 +3,12 @@
 The schema comes from the signature's type hints through pydantic; the same pydantic model
 validates the model's arguments before the function runs. A tool that raises becomes an error
 result, never an exception out of the loop.
+
+A side-effecting tool's calls are journaled in an `EffectLedger` by idempotency key. When a run
+died inside an effect (begun, never recorded), what happens next is the tool's to say:
+``idempotent=True`` (it honours its key) re-issues the call under the same key; otherwise its
+``reconcile(key)`` is asked whether the effect happened, and a tool with neither is not run
+again: `EffectOutcomeUnknown` (`begin_effect`).
 """
 
 from __future__ import annotations
@@ -11,12 +17,13 @@ import asyncio
 import inspect
 import json
 from collections.abc import Awaitable, Callable, Mapping
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, Protocol, get_type_hints, overload
 
 import pydantic
 
-from donegate.errors import EffectDivergence
+from donegate.errors import EffectDivergence, EffectOutcomeUnknown
 from donegate.messages import ToolCall, ToolResult
 from donegate.models.base import ToolSpec
 
@@ -26,6 +33,7 @@ __all__ = [
     "MemoryLedger",
     "Tool",
     "as_tool",
+    "begin_effect",
     "ensure_same_call",
     "error_result",
     "render_output",
@@ -56,6 +64,14 @@ class Tool:
     """Validates arguments before the call; None passes them as given."""
     takes_key: bool = False
     """The function accepts ``idempotency_key``."""
+    idempotent: bool = False
+    """The effect honours its idempotency key: a call re-issued under a key it already ran
+    under does not repeat the effect. Only then is a call whose run died mid-effect re-issued."""
+    reconcile: Callable[[str], Any] | None = None
+    """For a side effect that is not idempotent: ``reconcile(key)`` says whether a call begun
+    under `key` by a run that died actually happened. None or False: it did not (the call runs
+    now); anything else: it did, and the value (True, or what the tool would have returned) is
+    the call's result. Raising means it cannot tell (the task is escalated)."""
 
     @property
     def spec(self) -> ToolSpec:
@@ -75,6 +91,8 @@ class Tool:
         name: str | None = None,
         description: str | None = None,
         side_effect: bool = False,
+        idempotent: bool = False,
+        reconcile: Callable[[str], Any] | None = None,
     ) -> Tool:
         """Build a tool from a typed function; its docstring's first paragraph describes it."""
         signature = inspect.signature(function)
@@ -106,6 +124,8 @@ class Tool:
             side_effect=side_effect,
             validator=model,
             takes_key=takes_key,
+            idempotent=idempotent,
+            reconcile=reconcile,
         )
 
     def prepare(
@@ -177,7 +197,12 @@ def tool(function: Callable[..., Any], /) -> Tool: ...
 
 @overload
 def tool(
-    *, name: str | None = None, description: str | None = None, side_effect: bool = False
+    *,
+    name: str | None = None,
+    description: str | None = None,
+    side_effect: bool = False,
+    idempotent: bool = False,
+    reconcile: Callable[[str], Any] | None = None,
 ) -> Callable[[Callable[..., Any]], Tool]: ...
 
 
@@ -188,13 +213,25 @@ def tool(
     name: str | None = None,
     description: str | None = None,
     side_effect: bool = False,
+    idempotent: bool = False,
+    reconcile: Callable[[str], Any] | None = None,
 ) -> Tool | Callable[[Callable[..., Any]], Tool]:
-    """Decorator: ``@tool`` or ``@tool(side_effect=True)`` turns a function into a `Tool`."""
+    """Decorator: ``@tool`` or ``@tool(side_effect=True, idempotent=True)`` makes a `Tool`.
+
+    A side effect that is not idempotent may pass ``reconcile=`` (see `Tool.reconcile`).
+    """
     if function is not None:
         return Tool.from_function(function)
 
     def wrap(f: Callable[..., Any]) -> Tool:
-        return Tool.from_function(f, name=name, description=description, side_effect=side_effect)
+        return Tool.from_function(
+            f,
+            name=name,
+            description=description,
+            side_effect=side_effect,
+            idempotent=idempotent,
+            reconcile=reconcile,
+        )
 
     return wrap
 
@@ -211,18 +248,23 @@ def as_tool(value: Tool | Callable[..., Any]) -> Tool:
 class EffectLedger(Protocol):
     """Where side-effecting calls are journaled by idempotency key (the store implements it).
 
-    A call whose key already has a result is answered from the ledger and not run again; a
-    call begun but never recorded (a crash mid-effect) is re-issued with the same key, so the
-    tool's own idempotency makes the retry safe. Either way only for the same call: a key held
-    by a different call (another name or other arguments) raises `EffectDivergence`.
+    A call whose key already has a result is answered from the ledger and not run again. A
+    call begun but never recorded (a crash mid-effect) has an unknown outcome: `begin` re-issues
+    it under the same key only when asked to (`reissue`, for a tool that honours its key); see
+    `begin_effect`. Either way only for the same call: a key held by a different call (another
+    name or other arguments) raises `EffectDivergence`.
     """
 
     def lookup(self, key: str, call: ToolCall) -> ToolResult | None:
         """The recorded result for `key`, if any; `EffectDivergence` if `key` is another call's."""
         ...
 
-    def begin(self, key: str, call: ToolCall) -> None:
-        """Note that `call` is about to run under `key`; `EffectDivergence` as for `lookup`."""
+    def begin(self, key: str, call: ToolCall, *, reissue: bool = True) -> bool:
+        """Note that `call` is about to run under `key`; True when it may run.
+
+        False, noting nothing, when an earlier run began `key` and never recorded it and
+        `reissue` is False: its outcome is unknown. `EffectDivergence` as for `lookup`.
+        """
         ...
 
     def record(self, key: str, result: ToolResult) -> None:
@@ -263,10 +305,68 @@ class MemoryLedger:
             ensure_same_call(key, self.begun[key], call)
         return self.results.get(key)
 
-    def begin(self, key: str, call: ToolCall) -> None:
+    def begin(self, key: str, call: ToolCall, *, reissue: bool = True) -> bool:
         if key in self.begun:
             ensure_same_call(key, self.begun[key], call)
+            if not reissue and key not in self.results:
+                return False
         self.begun[key] = call
+        return True
 
     def record(self, key: str, result: ToolResult) -> None:
         self.results[key] = result
+
+
+def begin_effect(ledger: EffectLedger, tool: Tool, key: str, call: ToolCall) -> ToolResult | None:
+    """Journal `call` under `key` before it runs: None to run it, or the result answering it.
+
+    A key an earlier run began and never recorded (it died inside the effect) is settled by
+    the tool: an idempotent tool is re-issued under the same key; otherwise ``reconcile(key)``
+    says whether the effect happened (its answer is recorded as the call's result and the tool
+    does not run) or not (it runs now). A tool with no reconcile, or whose reconcile raises,
+    raises `EffectOutcomeUnknown` and is not run.
+    """
+    if ledger.begin(key, call, reissue=tool.idempotent):
+        return None
+    if tool.reconcile is None:
+        raise _unknown(
+            key,
+            call,
+            f"an earlier run began it and died before recording it, and {tool.name} neither "
+            "honours its key (idempotent) nor has a reconcile",
+        )
+    try:
+        happened = _settled(tool.reconcile(key))
+    except Exception as exc:
+        why = " ".join(f"{type(exc).__name__}: {exc}".split())
+        raise _unknown(key, call, f"{tool.name}'s reconcile could not tell ({why})") from exc
+    if happened is None or happened is False:
+        ledger.begin(key, call, reissue=True)  # it did not happen: run it now
+        return None
+    content = (
+        f"{tool.name} had already run under {key} (reconciled)"
+        if happened is True
+        else render_output(happened)
+    )
+    result = ToolResult(call_id=call.id, name=call.name, content=content)
+    ledger.record(key, result)
+    return result
+
+
+def _unknown(key: str, call: ToolCall, why: str) -> EffectOutcomeUnknown:
+    arguments = call.arguments if call.arguments is not None else call.arguments_raw
+    return EffectOutcomeUnknown(
+        key, _short(_signature(call)), _short(why, 300), tool=call.name, arguments=arguments
+    )
+
+
+def _settled(value: Any) -> Any:
+    """A reconcile's answer; an awaitable one is awaited (on a thread inside a running loop)."""
+    if not inspect.isawaitable(value):
+        return value
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(_await(value))
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        return pool.submit(asyncio.run, _await(value)).result()

@@ -20,7 +20,7 @@ def pg_schema_url(base: str) -> Iterator[str]:
     import sqlalchemy as sa
 
     schema = f"t_{uuid.uuid4().hex[:12]}"
-    engine = sa.create_engine(base)
+    engine = sa.create_engine(base, pool_pre_ping=True)  # the server may restart meanwhile
     with engine.begin() as conn:
         conn.execute(sa.text(f'CREATE SCHEMA "{schema}"'))
     sep = "&" if "?" in base else "?"

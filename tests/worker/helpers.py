@@ -15,6 +15,8 @@ from donegate.store.sql import SqlStore
 DATA = Path(__file__).parent / "data"
 SEND_SCRIPT = DATA / "send.yaml"
 SEND_TOOL = {"import": "tests.worker.effects:send", "side_effect": True}
+BLIND_TOOL = {"import": "tests.worker.effects:send_blind", "side_effect": True, "name": "send"}
+CHECKED_TOOL = {"import": "tests.worker.effects:send_checked", "side_effect": True, "name": "send"}
 
 
 def task(
@@ -107,9 +109,9 @@ class SpyStore:
         self.writes.append(("journal", kw["turn"][0] if kw.get("turn") else None))
         self.store.journal(lease, **kw)
 
-    def effect_begin(self, lease: Any, key: str, call: ToolCall) -> None:
+    def effect_begin(self, lease: Any, key: str, call: ToolCall, *, reissue: bool = True) -> bool:
         self.writes.append(("begin", key))
-        self.store.effect_begin(lease, key, call)
+        return self.store.effect_begin(lease, key, call, reissue=reissue)
 
     def effect_record(self, lease: Any, key: str, result: Any) -> None:
         self.writes.append(("record", key))

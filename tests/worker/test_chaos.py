@@ -1,5 +1,9 @@
 """Chaos: workers SIGKILLed at random points across 200 tasks; nothing lost, nothing repeated.
 
+The last test kills workers inside side effects of tools that ignore their key: one with no way
+to tell what happened (a kill inside it escalates "outcome unknown", and it never runs twice)
+and one with a `reconcile` (every message delivered exactly once, every task done).
+
 The tasks' side effect (`tests.worker.effects.send`) keeps its own log outside the store: one
 line per delivery and one per execution. After the storm every task must have ended done or
 escalated, every task's message must have been delivered exactly once, and no effect may have
@@ -20,7 +24,7 @@ from donegate.store.sql import SqlStore, open_store
 from donegate.worker import submit
 from tests.store.conftest import PG_ENV, PG_SKIP, pg_schema_url
 from tests.worker.chaos import Chaos, python_worker, worker_env
-from tests.worker.helpers import effect_counts, task
+from tests.worker.helpers import BLIND_TOOL, CHECKED_TOOL, effect_counts, task
 
 TASKS = 200
 
@@ -121,3 +125,56 @@ def test_celery_workers_on_postgres_killed_at_random(tmp_path: Path, effect_log:
         figures = check_outcome(store, effect_log, chaos)
         print(f"\ncelery chaos: {TASKS} tasks in {took:.1f}s, {figures}")
         store.close()
+
+
+BLIND_TASKS = 40
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("tool", ["blind", "reconciled"])
+def test_kills_inside_effects_that_ignore_their_key(
+    tmp_path: Path, effect_log: Path, tool: str
+) -> None:
+    db = tmp_path / "chaos.db"
+    store = open_store(db)
+    spec_tool = BLIND_TOOL if tool == "blind" else CHECKED_TOOL
+    for i in range(BLIND_TASKS):
+        submit(task(f"b{i:02}", tmp_path, tools=[spec_tool]), store)
+    chaos = Chaos(
+        python_worker("--db", str(db), "--concurrency", "2", "--lease", "1", "--poll", "0.05"),
+        # most of a task's time is inside its effect: most kills of a busy worker land there
+        worker_env(tmp_path, effect_log, DONEGATE_TEST_EFFECT_DELAY="0.25"),
+        tmp_path / "logs",
+        seed=1010,
+    )
+    took = chaos.run(store, total=BLIND_TASKS, max_kills=12, timeout_s=50)
+    tasks = {t.id: t for t in store.list_tasks(limit=BLIND_TASKS + 1)}
+    assert len(tasks) == BLIND_TASKS and {t.status for t in tasks.values()} <= {"done", "escalated"}
+    delivered, executed = effect_counts(effect_log)
+    unknown = []
+    for t in tasks.values():
+        key = f"{t.id}:1:0"
+        reason = t.reason or ""
+        if t.status == "done":
+            assert delivered[key] == 1, (t.id, delivered[key])
+        elif reason.startswith("outcome unknown: "):
+            unknown.append(t.id)
+            assert delivered[key] <= 1 and f"under key {key}" in reason
+            [entry] = [e for e in store.escalations(status="open") if e.task_id == t.id]
+            assert entry.report["outcome_unknown"]["arguments"] == {"to": "ann"}
+        else:
+            assert "workers were lost" in reason, (t.id, reason)
+    if tool == "blind":
+        assert all(n == 1 for n in executed.values()), executed  # never a second execution
+        assert len(unknown) >= 3, (chaos.kills, unknown)
+    else:
+        assert unknown == []  # reconcile always could tell
+        assert delivered == {f"b{i:02}:1:0": 1 for i in range(BLIND_TASKS)}
+        for t in tasks:  # each kill before delivering: reconciled "no", issued again
+            [effect] = store.effects(t)
+            assert executed[effect["key"]] <= effect["issues"], effect
+    print(
+        f"\n{tool} chaos: {BLIND_TASKS} tasks in {took:.1f}s, {chaos.kills} kills, "
+        f"{len(unknown)} outcome unknown, {sum(executed.values())} executions"
+    )
+    store.close()

@@ -146,3 +146,78 @@ def test_bad_input_is_one_line(
     assert (code, err) == (
         2, "donegate: --engine celery needs --broker redis://HOST:PORT/DB (or DONEGATE_BROKER)\n",
     )  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("option", "value"),
+    [
+        ("--lease", "nan"),
+        ("--lease", "inf"),
+        ("--lease", "0"),
+        ("--lease", "-5"),
+        ("--poll", "-1"),
+        ("--poll", "NaN"),
+        ("--poll", "0"),
+        ("--max-tasks", "0"),
+        ("--max-tasks", "-3"),
+        ("--max-tasks", "1.5"),
+        ("--concurrency", "0"),
+        ("--concurrency", "nan"),
+        ("--concurrency", "100000"),
+        ("--store-patience", "-1"),
+        ("--store-patience", "inf"),
+        ("--metrics-port", "70000"),
+        ("--metrics-port", "-1"),
+        ("--visibility-timeout", "nan"),
+    ],
+)
+def test_worker_numbers_that_mean_nothing_are_one_line_and_touch_nothing(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, db: str, option: str, value: str
+) -> None:
+    assert run(capsys, "submit", write_task(tmp_path, "t1"), "--db", db)[0] == 0
+    code, out, err = run(capsys, "worker", "--db", db, "--until-idle", option, value)
+    assert (code, out) == (2, "")
+    assert err.startswith(f"donegate: {option} {value!r}: must be ") and err.count("\n") == 1
+    assert "Traceback" not in err
+    store = open_store(db)
+    record = store.get("t1")
+    assert record is not None and (record.status, record.attempts) == ("pending", 0)
+    store.close()
+
+
+@pytest.mark.parametrize("value", ["0", "-1"])
+def test_submit_refuses_a_max_attempts_that_allows_no_run(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, db: str, value: str
+) -> None:
+    code, _, err = run(
+        capsys, "submit", write_task(tmp_path, "t1"), "--db", db, "--max-attempts", value
+    )
+    assert code == 2 and err == f"donegate: max_attempts must be a whole number >= 1, got {value}\n"
+    store = open_store(db)
+    assert store.list_tasks() == []
+    store.close()
+
+
+def test_a_worker_that_stops_on_a_fault_exits_1_with_one_line(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, db: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import errno
+
+    assert run(capsys, "submit", write_task(tmp_path, "t1"), "--db", db)[0] == 0
+
+    def no_space(*args: Any, **kwargs: Any) -> Any:
+        raise OSError(errno.ENOSPC, "No space left on device", "/full/certificates/t1.json")
+
+    monkeypatch.setattr("donegate.harness.runner.write_certificate", no_space)
+    code, _, err = run(capsys, "worker", "--db", db, "--until-idle")
+    assert code == 1
+    start, last = err.splitlines()
+    assert start.startswith("worker ")
+    assert last.startswith("donegate: worker ") and last.endswith(
+        " stopped: disk full: /full/certificates/t1.json: No space left on device; "
+        "1 claimed (none finished); 1 put back"
+    )
+    store = open_store(db)
+    record = store.get("t1")
+    assert record is not None and (record.status, record.attempts) == ("pending", 0)
+    store.close()

@@ -1,13 +1,17 @@
 """``donegate worker``: run queued tasks, embedded (threads on this machine) or under Celery.
 
 SIGTERM and Ctrl-C stop claiming; tasks in hand finish first (a second signal exits at once,
-and their leases expire and another worker resumes them).
+and their leases expire and another worker resumes them). A worker that stops on a fault (its
+store gone or replaced, a full disk, a store that did not answer for ``--store-patience``)
+prints one line and exits 1, having put back the tasks it held where it still could.
 """
 
 from __future__ import annotations
 
 import logging
+import math
 import signal
+import sys
 import threading
 from typing import Any
 
@@ -24,8 +28,62 @@ from donegate.worker.service import Observer, SinkFactory
 __all__ = ["worker_command"]
 
 
+class Number(click.ParamType):  # type: ignore[type-arg]  # generic in recent click only; 8.1 is allowed
+    """A finite number within bounds; anything else is one line naming the option (exit 2).
+
+    `float("nan")` passes every comparison click's ranges make, and a NaN lease strands its
+    task, so the bounds are checked here, finiteness first.
+    """
+
+    def __init__(
+        self,
+        *,
+        whole: bool = False,
+        minimum: float = 0.0,
+        above: bool = False,
+        maximum: float = math.inf,
+    ) -> None:
+        self.whole, self.minimum, self.above, self.maximum = whole, minimum, above, maximum
+        self.name = "integer" if whole else "seconds"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        if isinstance(value, int | float) and not isinstance(value, bool):
+            number: float = value
+        else:
+            text = str(value).strip()
+            try:
+                number = int(text) if self.whole else float(text)
+            except ValueError:
+                number = math.nan
+        low_ok = number > self.minimum if self.above else number >= self.minimum
+        if not (math.isfinite(number) and low_ok and number <= self.maximum):
+            raise UserError(f"{_name(param)} {value!r}: {self._wanted()}")
+        return int(number) if self.whole else float(number)
+
+    def _wanted(self) -> str:
+        kind = "a whole number" if self.whole else "a finite number"
+        low = f"> {self.minimum:g}" if self.above else f">= {self.minimum:g}"
+        high = f" and <= {self.maximum:g}" if math.isfinite(self.maximum) else ""
+        return f"must be {kind} {low}{high}"
+
+
+def _name(param: click.Parameter | None) -> str:
+    opts = getattr(param, "opts", None)
+    return str(opts[0]) if opts else "value"
+
+
+SECONDS = Number(above=True)
+"""Seconds that must pass: > 0 and finite."""
+
+
 @app.command("worker")
-@click.option("--concurrency", default=1, show_default=True, help="Tasks run at once.")
+@click.option(
+    "--concurrency",
+    type=Number(whole=True, minimum=1, maximum=1024),
+    default=1,
+    show_default=True,
+    help="Tasks run at once.",
+)
 @click.option(
     "--engine",
     type=click.Choice(["embedded", "celery"]),
@@ -33,16 +91,38 @@ __all__ = ["worker_command"]
     show_default=True,
     help="embedded: claim from the store; celery: take messages from a Redis broker.",
 )
-@click.option("--lease", "lease_s", default=30.0, show_default=True, help="Lease seconds.")
-@click.option("--poll", "poll_s", default=0.5, show_default=True, help="Idle poll seconds.")
-@click.option("--until-idle", is_flag=True, help="Exit when no task is runnable (embedded).")
-@click.option("--max-tasks", type=int, help="Exit after this many tasks (embedded).")
+@click.option(
+    "--lease", "lease_s", type=SECONDS, default=30.0, show_default=True, help="Lease seconds."
+)
+@click.option(
+    "--poll", "poll_s", type=SECONDS, default=0.5, show_default=True, help="Idle poll seconds."
+)
+@click.option(
+    "--until-idle",
+    is_flag=True,
+    help="Exit when nothing is pending and this worker's runs are recorded (embedded).",
+)
+@click.option(
+    "--max-tasks", type=Number(whole=True, minimum=1), help="Exit after this many tasks (embedded)."
+)
+@click.option(
+    "--store-patience",
+    "store_patience_s",
+    type=Number(minimum=0),
+    default=300.0,
+    show_default=True,
+    help="Seconds to keep retrying, with backoff, a store that stopped answering.",
+)
 @click.option("--worker-id", help="Name in leases and runs (default: host:pid:random).")
 @click.option("--output-dir", help="Certificates and reports (default: $DONEGATE_HOME).")
 @click.option("--broker", envvar="DONEGATE_BROKER", help="Celery: the Redis URL.")
 @click.option("--pool", default="prefork", show_default=True, help="Celery: the pool.")
-@click.option("--visibility-timeout", type=float, help="Celery: Redis redelivery seconds.")
-@click.option("--metrics-port", type=int, help="Serve Prometheus metrics on this port.")
+@click.option("--visibility-timeout", type=SECONDS, help="Celery: Redis redelivery seconds.")
+@click.option(
+    "--metrics-port",
+    type=Number(whole=True, minimum=0, maximum=65535),
+    help="Serve Prometheus metrics on this port (0: any free one).",
+)
 @click.option(
     "--otel", is_flag=True, help="Emit OpenTelemetry spans (OTLP if installed, OTEL_* env)."
 )
@@ -56,6 +136,7 @@ def worker_command(
     poll_s: float,
     until_idle: bool,
     max_tasks: int | None,
+    store_patience_s: float,
     worker_id: str | None,
     output_dir: str | None,
     broker: str | None,
@@ -66,7 +147,11 @@ def worker_command(
     verbose: int,
     db: str | None,
 ) -> None:
-    """Claim queued tasks, run them behind the completion gate, and record how they ended."""
+    """Claim queued tasks, run them behind the completion gate, and record how they ended.
+
+    Exits 1 when it stopped on a fault (its store gone, replaced or silent past
+    --store-patience, or a full disk), after putting back the tasks it held.
+    """
     logging.basicConfig(
         level=(logging.WARNING, logging.INFO, logging.DEBUG)[min(verbose, 2)],
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
@@ -82,9 +167,11 @@ def worker_command(
             visibility_timeout=visibility_timeout,
             output_dir=output_dir,
             observers=observers,
+            store_patience_s=store_patience_s,
         )
         return
     store = store_from(db, pool_size=concurrency + 2)
+    store.patience_s = store_patience_s
     worker = Worker(
         store,
         concurrency=concurrency,
@@ -104,6 +191,16 @@ def worker_command(
     finally:
         store.close()
     done = ", ".join(f"{n} {s}" for s, n in sorted(stats.finished.items())) or "none finished"
+    if worker.fault is not None:
+        left = f"{stats.put_back} put back"
+        if stats.stranded:
+            left += f", {stats.stranded} held until their lease expires ({lease_s:g} s)"
+        click.echo(
+            f"donegate: worker {worker.id} stopped: {worker.fault}; "
+            f"{stats.claimed} claimed ({done}); {left}",
+            err=True,
+        )
+        sys.exit(1)
     click.echo(f"worker {worker.id}: {stats.claimed} claimed; {done}", err=True)
 
 
@@ -147,6 +244,7 @@ def _celery(
     visibility_timeout: float | None,
     output_dir: str | None,
     observers: list[Observer],
+    store_patience_s: float,
 ) -> None:
     if not broker:
         raise UserError("--engine celery needs --broker redis://HOST:PORT/DB (or DONEGATE_BROKER)")
@@ -162,6 +260,7 @@ def _celery(
         model_resolver=resolve_model,
         output_dir=output_dir,
         observers=observers,
+        store_patience_s=store_patience_s,
     )
     celery_app.worker_main(
         [

@@ -55,6 +55,7 @@ _COMPLETION_SCHEMA = {
     "required": ["summary"],
 }
 _SIDE_EFFECTS = {"write_file": True, "run_command": True, "read_file": False, "list_dir": False}
+_IDEMPOTENT = frozenset({"write_file"})  # writing the same content again changes nothing more
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -308,7 +309,10 @@ def build_tools(
         else:
             tools.append(
                 Tool.from_function(
-                    getattr(workspace, ref), name=ref, side_effect=_SIDE_EFFECTS[ref]
+                    getattr(workspace, ref),
+                    name=ref,
+                    side_effect=_SIDE_EFFECTS[ref],
+                    idempotent=ref in _IDEMPOTENT,
                 )
             )
     return tools

@@ -12,7 +12,9 @@ from typing import TYPE_CHECKING
 
 from donegate.errors import MissingExtra
 from donegate.store.base import (
+    TASK_ID,
     TERMINAL,
+    DiskFull,
     Escalation,
     Evidence,
     Lease,
@@ -20,6 +22,9 @@ from donegate.store.base import (
     Outcome,
     RunRecord,
     StopRow,
+    StoreError,
+    StoreGone,
+    StoreUnavailable,
     TaskRecord,
     TaskStatus,
     TaskStore,
@@ -30,7 +35,9 @@ if TYPE_CHECKING:
     from donegate.store.sql import SqlStore
 
 __all__ = [
+    "TASK_ID",
     "TERMINAL",
+    "DiskFull",
     "Escalation",
     "Evidence",
     "Lease",
@@ -38,7 +45,10 @@ __all__ = [
     "Outcome",
     "RunRecord",
     "StopRow",
+    "StoreError",
+    "StoreGone",
     "StoreLedger",
+    "StoreUnavailable",
     "TaskRecord",
     "TaskStatus",
     "TaskStore",
@@ -46,8 +56,14 @@ __all__ = [
 ]
 
 
-def open_store(db: str | os.PathLike[str] | None = None, *, pool_size: int = 5) -> SqlStore:
-    """Open and migrate the store at `db` (a URL, a SQLite path, or None for the default)."""
+def open_store(
+    db: str | os.PathLike[str] | None = None, *, pool_size: int = 5, patience_s: float = 0.0
+) -> SqlStore:
+    """Open and migrate the store at `db` (a URL, a SQLite path, or None for the default).
+
+    `patience_s` is how long later calls retry a store that stopped answering (see
+    `TaskStore.patience_s`); opening itself fails at once, with one line.
+    """
     try:
         import alembic  # noqa: F401 - probe the extra before importing the store
         import sqlalchemy  # noqa: F401
@@ -55,4 +71,4 @@ def open_store(db: str | os.PathLike[str] | None = None, *, pool_size: int = 5) 
         raise MissingExtra(exc.name or "sqlalchemy", "postgres") from None
     from donegate.store.sql import open_store as _open
 
-    return _open(db, pool_size=pool_size)
+    return _open(db, pool_size=pool_size, patience_s=patience_s)

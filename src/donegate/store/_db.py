@@ -5,17 +5,31 @@ claim's read and update happen under one write lock (threads of one process also
 instead of spinning in SQLite's busy handler). PostgreSQL: a small pool with pre-ping; claims
 use ``FOR UPDATE SKIP LOCKED``. Migrations run on open, under the write lock (SQLite) or an
 advisory lock (PostgreSQL), so workers starting together migrate once.
+
+Driver errors that mean the store itself failed are translated here, at the boundary, into one
+`StoreError` line naming the store: it stopped answering (`StoreUnavailable`, which `patient`
+store methods retry with backoff for `Database.patience_s`), its disk is full (`DiskFull`), or
+it cannot write at all. A SQLite file is pinned by identity (device, inode) once open: every
+transaction first checks that the path still names that file (`StoreGone` when it was deleted
+or replaced), and later connections open it ``mode=rw``, so a vanished file is never recreated
+empty behind the process's back.
 """
 
 from __future__ import annotations
 
+import contextlib
+import functools
 import logging
 import os
+import random
+import sqlite3
 import threading
-from collections.abc import Iterator
+import time
+import urllib.parse
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager, nullcontext
 from pathlib import Path
-from typing import Any
+from typing import Any, Concatenate, ParamSpec, Protocol, TypeVar
 
 import sqlalchemy as sa
 from sqlalchemy import event, exc
@@ -23,8 +37,11 @@ from sqlalchemy.engine import Connection, Engine, make_url
 
 from donegate.config import data_dir
 from donegate.errors import UserError
+from donegate.store.base import DiskFull, StoreError, StoreGone, StoreUnavailable
 
-__all__ = ["Database", "default_url", "resolve_url"]
+__all__ = ["Database", "default_url", "patient", "resolve_url"]
+
+log = logging.getLogger("donegate.store")
 
 MIGRATIONS = str(Path(__file__).with_name("migrations"))
 _MIGRATION_LOCK = 0x646F6E65  # "done": the PostgreSQL advisory lock held while migrating
@@ -76,9 +93,15 @@ class Database:
             self.engine: Engine = sa.create_engine(parsed, **kwargs)
         except (exc.ArgumentError, exc.NoSuchModuleError, ImportError) as e:
             raise UserError(f"cannot open the store {self.url}: {_one_line(e)}") from None
+        self.patience_s = 0.0
+        """How long `patient` calls retry a store that stopped answering (0: not at all)."""
         self._write_lock: threading.Lock | None = None
+        self._file: str | None = None  # the SQLite file, once pinned
+        self._identity: tuple[int, int] | None = None
+        self._reserve: str | None = None  # disk held for a full disk's put-backs
         if self.dialect == "sqlite":
             self._write_lock = threading.Lock()
+            event.listen(self.engine, "do_connect", self._sqlite_do_connect)
             event.listen(self.engine, "connect", _sqlite_connect)
             event.listen(self.engine, "begin", _sqlite_begin)
 
@@ -87,11 +110,25 @@ class Database:
         """True for SQLite."""
         return self.dialect == "sqlite"
 
+    def pin(self) -> None:
+        """Remember which file a SQLite store is (device, inode); later connections must find it.
+
+        Called once the store is open and migrated (the file exists by then).
+        """
+        if self.dialect != "sqlite":
+            return
+        database = self.engine.url.database or ""
+        if not database or database == ":memory:" or database.startswith("file:"):
+            return
+        path = os.path.abspath(database)
+        st = os.stat(path)
+        self._file, self._identity = path, (st.st_dev, st.st_ino)
+
     @contextmanager
     def write(self) -> Iterator[Connection]:
         """A write transaction (``BEGIN IMMEDIATE`` on SQLite); commits on exit."""
         guard = self._write_lock if self._write_lock is not None else nullcontext()
-        with guard, self._connect() as conn:
+        with guard, self._translated(), self._connect() as conn:
             conn.info["immediate"] = True
             try:
                 with conn.begin():
@@ -102,17 +139,115 @@ class Database:
     @contextmanager
     def read(self) -> Iterator[Connection]:
         """A read transaction (deferred on SQLite: WAL readers never block the writer)."""
-        with self._connect() as conn, conn.begin():
+        with self._translated(), self._connect() as conn, conn.begin():
             yield conn
 
     @contextmanager
     def _connect(self) -> Iterator[Connection]:
+        self._check_identity()
         try:
             conn = self.engine.connect()
-        except exc.OperationalError as e:
-            raise UserError(f"cannot reach the store {self.url}: {_cause(e)}") from None
+        except exc.DBAPIError as e:
+            error = self._translate(e)
+            if error is None or isinstance(error, StoreUnavailable):
+                error = StoreUnavailable(f"cannot reach the store {self.url}: {_cause(e)}")
+            raise error from None
         with conn:
             yield conn
+
+    @contextmanager
+    def _translated(self) -> Iterator[None]:
+        try:
+            yield
+        except exc.DBAPIError as e:
+            error = self._translate(e)
+            if error is None:
+                raise
+            raise error from None
+
+    def _check_identity(self) -> None:
+        if self._identity is None or self._file is None:
+            return
+        try:
+            st = os.stat(self._file)
+        except FileNotFoundError:
+            raise StoreGone(
+                f"the store file {self._file} was deleted under this process; nothing more is "
+                "written to it"
+            ) from None
+        except OSError as e:
+            raise StoreGone(
+                f"the store file {self._file} cannot be checked: {e.strerror}"
+            ) from None
+        if (st.st_dev, st.st_ino) != self._identity:
+            raise StoreGone(
+                f"the store file {self._file} was replaced under this process (inode "
+                f"{self._identity[1]}, now {st.st_ino}); nothing more is written to either"
+            )
+
+    def _translate(self, error: exc.DBAPIError) -> StoreError | None:
+        """The `StoreError` a driver error means, or None when it is not the store failing."""
+        orig = error.orig
+        cause = _cause(error)
+        if isinstance(orig, sqlite3.Error):
+            extended = getattr(orig, "sqlite_errorcode", None) or 0
+            code = extended & 0xFF
+            if code == _SQLITE_FULL or extended == _SQLITE_IOERR_WRITE:
+                self._make_room()
+                if code == _SQLITE_FULL:
+                    return DiskFull(f"the store {self.url} is full: {cause}")
+                return DiskFull(
+                    f"the store {self.url} cannot write: {cause} (a full disk, a quota or a "
+                    "file-size limit)"
+                )
+            if code in (_SQLITE_BUSY, _SQLITE_LOCKED):
+                return StoreUnavailable(f"the store {self.url} is locked: {cause}")
+            if code == _SQLITE_CANTOPEN and self._identity is not None:
+                self._check_identity()  # raises StoreGone when the file went away
+            if code in _SQLITE_BROKEN:
+                return StoreError(f"the store {self.url} cannot be used: {cause}")
+            return None
+        sqlstate = getattr(orig, "sqlstate", None)
+        if sqlstate == "53100":
+            return DiskFull(f"the store {self.url} is full: {cause}")
+        if (
+            error.connection_invalidated
+            or isinstance(error, exc.InterfaceError)
+            or (isinstance(sqlstate, str) and sqlstate[:2] == "08")
+            or sqlstate in _PG_UNAVAILABLE
+            or (isinstance(error, exc.OperationalError) and sqlstate is None)
+        ):
+            return StoreUnavailable(f"the store {self.url} does not answer: {cause}")
+        return None
+
+    def patiently(self, call: Callable[[], _R]) -> _R:
+        """Run `call`, retrying it with backoff while the store does not answer, up to
+        `patience_s`; then the last `StoreUnavailable` is raised."""
+        deadline: float | None = None
+        delay = 0.1
+        while True:
+            try:
+                result = call()
+            except StoreUnavailable as e:
+                now = time.monotonic()
+                if deadline is None:
+                    deadline = now + self.patience_s
+                    log.warning("%s; retrying for up to %g s", e, self.patience_s)
+                if now >= deadline:
+                    raise StoreUnavailable(f"{e} (still, after {self.patience_s:g} s)") from None
+                time.sleep(min(delay * random.uniform(0.8, 1.2), max(0.0, deadline - now)))
+                delay = min(delay * 2, 5.0)
+                continue
+            if deadline is not None:
+                log.warning("the store %s answers again", self.url)
+            return result
+
+    def _sqlite_do_connect(
+        self, _dialect: Any, _record: Any, cargs: list[Any], cparams: dict[str, Any]
+    ) -> None:
+        if self._file is not None:  # pinned: open the file that exists, never create one
+            cargs[:1] = [f"file:{urllib.parse.quote(self._file)}?mode=rw"]
+            cparams["uri"] = True
 
     def migrate(self) -> None:
         """Bring the schema to the newest named migration (forward only)."""
@@ -128,12 +263,110 @@ class Database:
                     conn.execute(sa.text(f"SELECT pg_advisory_xact_lock({_MIGRATION_LOCK})"))
                 config.attributes["connection"] = conn
                 command.upgrade(config, "head")
+        except StoreUnavailable as e:
+            text = str(e)
+            if not text.startswith("cannot reach"):
+                text = f"cannot reach the store {self.url}: {text}"
+            raise UserError(text) from None
         except exc.OperationalError as e:
             raise UserError(f"cannot reach the store {self.url}: {_cause(e)}") from None
+
+    def keep_reserve(self, nbytes: int) -> None:
+        """Hold `nbytes` of disk in a file beside a SQLite store (``<db>-reserve``).
+
+        When the disk fills, the reserve is deleted (see `_translate`), so that the few writes
+        that put a stopping worker's tasks back still fit. Best effort: a disk with no room
+        for it gets none.
+        """
+        if self._file is None or self._reserve is not None:
+            return
+        path = f"{self._file}-reserve"
+        try:
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT, 0o600)
+            try:
+                if os.fstat(fd).st_size < nbytes:
+                    _fill(fd, nbytes)
+            finally:
+                os.close(fd)
+        except OSError as e:
+            log.debug("no disk reserve beside %s: %s", self._file, e.strerror)
+            with contextlib.suppress(OSError):
+                os.unlink(path)
+            return
+        self._reserve = path
+
+    def _make_room(self) -> None:
+        """After a write failed for space: free the reserve and fold the WAL into the file.
+
+        A checkpoint that truncates the WAL lets the next small writes (the put-backs) start
+        from an empty log; it may fail too (best effort), and then the freed reserve serves.
+        """
+        path, self._reserve = self._reserve, None
+        if path is not None:
+            with contextlib.suppress(OSError):
+                os.unlink(path)
+                log.info("the disk is full: freed the reserve at %s to put tasks back", path)
+        if self._file is None:
+            return
+        try:
+            uri = f"file:{urllib.parse.quote(self._file)}?mode=rw"
+            conn = sqlite3.connect(uri, uri=True, timeout=1.0)
+            try:
+                conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+            finally:
+                conn.close()
+        except sqlite3.Error as e:
+            log.debug("no checkpoint after a full disk: %s", e)
 
     def dispose(self) -> None:
         """Close pooled connections."""
         self.engine.dispose()
+
+
+def _fill(fd: int, nbytes: int) -> None:
+    """Allocate `nbytes` for real (zeros written where fallocate is missing)."""
+    if hasattr(os, "posix_fallocate"):
+        os.posix_fallocate(fd, 0, nbytes)
+        return
+    block = b"\0" * 65536
+    for _ in range(0, nbytes, len(block)):
+        os.write(fd, block)
+    os.fsync(fd)
+
+
+_R = TypeVar("_R")
+_P = ParamSpec("_P")
+_SQLITE_BUSY, _SQLITE_LOCKED, _SQLITE_FULL, _SQLITE_CANTOPEN = 5, 6, 13, 14
+_SQLITE_IOERR_WRITE = 10 | 3 << 8  # a write refused: EFBIG (a file-size limit), EDQUOT, EIO
+_SQLITE_BROKEN = frozenset({8, 10, 11, 14, 26})  # READONLY, IOERR, CORRUPT, CANTOPEN, NOTADB
+_PG_UNAVAILABLE = frozenset({"57P01", "57P02", "57P03", "53300"})  # shutdown, starting, full
+_inside = threading.local()
+
+
+class _HasDatabase(Protocol):
+    _db: Database
+
+
+_S = TypeVar("_S", bound=_HasDatabase)
+
+
+def patient(method: Callable[Concatenate[_S, _P], _R]) -> Callable[Concatenate[_S, _P], _R]:
+    """A store method retried whole while the store does not answer (`Database.patiently`).
+
+    Only the outermost patient call of a thread retries: one that calls another retries both.
+    """
+
+    @functools.wraps(method)
+    def call(self: _S, /, *args: _P.args, **kwargs: _P.kwargs) -> _R:
+        if self._db.patience_s <= 0 or getattr(_inside, "active", False):
+            return method(self, *args, **kwargs)
+        _inside.active = True
+        try:
+            return self._db.patiently(lambda: method(self, *args, **kwargs))
+        finally:
+            _inside.active = False
+
+    return call
 
 
 def _sqlite_connect(dbapi_conn: Any, _record: Any) -> None:

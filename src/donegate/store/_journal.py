@@ -34,7 +34,7 @@ from donegate.store._codec import (
     turn_from_json,
     turn_to_json,
 )
-from donegate.store._db import Database
+from donegate.store._db import Database, patient
 from donegate.store._schema import checklists, effects, escalations, events
 from donegate.store._schema import evidence as evidence_t
 from donegate.store._schema import messages as messages_t
@@ -64,7 +64,7 @@ _DROP_ITEMS = sa.delete(checklists).where(
 )
 _ADD_ITEMS = sa.insert(checklists)
 _ADD_EVENT = sa.insert(events)
-_EFFECT = sa.select(effects.c.state, effects.c.call, effects.c.result).where(
+_EFFECT = sa.select(effects.c.state, effects.c.call, effects.c.result, effects.c.epoch).where(
     effects.c.key == _B("b_key")
 )
 _REISSUE = (
@@ -254,6 +254,7 @@ class JournalMixin:
 
     _db: Database
 
+    @patient
     def journal(
         self,
         lease: Lease,
@@ -272,6 +273,7 @@ class JournalMixin:
             fence(conn, lease, now)
             _insert(conn, lease, rows, now, seq)
 
+    @patient
     def append_messages(
         self,
         lease: Lease,
@@ -284,6 +286,7 @@ class JournalMixin:
             lease, messages=[(step, m) for m in messages], evidence=evidence, checklist=checklist
         )
 
+    @patient
     def turns(self, task_id: str, generation: int) -> list[Turn]:
         with self._db.read() as conn:
             rows = conn.execute(
@@ -298,6 +301,7 @@ class JournalMixin:
             out.append(turn_from_json(loads(r.turn)))
         return out
 
+    @patient
     def transcript(self, run_id: int) -> list[Message]:
         with self._db.read() as conn:
             rows = conn.execute(
@@ -307,6 +311,7 @@ class JournalMixin:
             ).all()
         return [message_from_json(loads(r.data)) for r in rows]
 
+    @patient
     def runs(self, task_id: str) -> list[RunRecord]:
         with self._db.read() as conn:
             rows = conn.execute(
@@ -329,6 +334,7 @@ class JournalMixin:
             for r in rows
         ]
 
+    @patient
     def evidence(self, task_id: str) -> list[Evidence]:
         with self._db.read() as conn:
             rows = conn.execute(
@@ -348,6 +354,7 @@ class JournalMixin:
             for r in rows
         ]
 
+    @patient
     def checklist(self, task_id: str) -> list[tuple[str, str, str]]:
         with self._db.read() as conn:
             rows = conn.execute(
@@ -359,6 +366,7 @@ class JournalMixin:
 
     # -- the effects ledger ----------------------------------------------------------------------
 
+    @patient
     def effect_lookup(self, key: str, call: ToolCall) -> ToolResult | None:
         with self._db.read() as conn:
             row = conn.execute(_EFFECT, {"b_key": key}).first()
@@ -369,7 +377,8 @@ class JournalMixin:
             return None
         return result_from_json(loads(row.result))
 
-    def effect_begin(self, lease: Lease, key: str, call: ToolCall) -> None:
+    @patient
+    def effect_begin(self, lease: Lease, key: str, call: ToolCall, *, reissue: bool = True) -> bool:
         now = time.time()
         row = {
             "key": key,
@@ -384,12 +393,18 @@ class JournalMixin:
             fence(conn, lease, now)
             added = conn.execute(_ADD_EFFECT[self._db.dialect], row)
             if added.rowcount == 1 if self._db.is_sqlite else added.first() is not None:
-                return
+                return True
             held = conn.execute(_EFFECT, {"b_key": key}).one()
-            # begun before and never recorded: re-issue it, if it is the same call
+            # begun before and never recorded: re-issue it, if it is the same call and the
+            # caller says its tool honours the key
             ensure_same_call(key, call_from_json(loads(held.call)), call)
+            if not reissue:
+                # This very lease began it: a retried begin whose first answer was lost.
+                return bool(held.epoch == lease.epoch and held.state == "begun")
             conn.execute(_REISSUE, {"b_key": key, "b_epoch": lease.epoch, "b_now": now})
+            return True
 
+    @patient
     def effect_record(self, lease: Lease, key: str, result: ToolResult) -> None:
         now = time.time()
         with self._db.write() as conn:
@@ -399,6 +414,7 @@ class JournalMixin:
                 {"b_key": key, "b_result": dumps(part_to_json(result)), "b_now": now},
             )
 
+    @patient
     def effects(self, task_id: str) -> list[dict[str, Any]]:
         with self._db.read() as conn:
             rows = conn.execute(
@@ -417,6 +433,7 @@ class JournalMixin:
 
     # -- the end of a run ----------------------------------------------------------------------
 
+    @patient
     def finish(
         self,
         lease: Lease,

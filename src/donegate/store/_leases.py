@@ -9,6 +9,7 @@ is the fencing token every later write is checked against (`donegate.store._jour
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Sequence
 from typing import Any
@@ -16,8 +17,9 @@ from typing import Any
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
+from donegate.errors import UserError
 from donegate.store._codec import dumps, loads
-from donegate.store._db import Database
+from donegate.store._db import Database, patient
 from donegate.store._journal import fence, stop_row
 from donegate.store._schema import escalations, runs, tasks
 from donegate.store.base import Lease, Outcome
@@ -72,7 +74,9 @@ class LeaseMixin:
 
     _db: Database
 
+    @patient
     def claim(self, worker_id: str, lease_s: float) -> Lease | None:
+        _check_lease(lease_s)
         while True:
             now = time.time()
             with self._db.write() as conn:
@@ -83,12 +87,14 @@ class LeaseMixin:
                 if lease is not None:
                     return lease
 
+    @patient
     def claim_task(self, task_id: str, worker_id: str, lease_s: float) -> Lease | None:
         """Lease one named task if it is runnable now; None when it is leased elsewhere or ended.
 
         This is how a broker message is honoured: the message says which task, the store says
         whether this worker may run it.
         """
+        _check_lease(lease_s)
         now = time.time()
         with self._db.write() as conn:
             query = _NAMED if self._db.is_sqlite else _NAMED_SKIP
@@ -151,7 +157,9 @@ class LeaseMixin:
             expires=now + lease_s,
         )
 
+    @patient
     def heartbeat(self, leases: Sequence[Lease], lease_s: float) -> set[str]:
+        _check_lease(lease_s)
         lost: set[str] = set()
         if not leases:
             return lost
@@ -171,12 +179,17 @@ class LeaseMixin:
                     lost.add(lease.task_id)
         return lost
 
-    def release(self, lease: Lease, reason: str, *, delay_s: float = 0.0) -> None:
+    @patient
+    def release(
+        self, lease: Lease, reason: str, *, delay_s: float = 0.0, charge: bool = True
+    ) -> None:
+        if not (math.isfinite(delay_s) and delay_s >= 0):
+            raise UserError(f"a release delay must be a finite number >= 0, got {delay_s!r}")
         now = time.time()
         with self._db.write() as conn:
             fence(conn, lease, now)
             row = conn.execute(sa.select(tasks).where(tasks.c.id == lease.task_id)).one()
-            spent = row.attempts >= row.max_attempts
+            spent = charge and row.attempts >= row.max_attempts
             conn.execute(
                 sa.update(tasks)
                 .where(tasks.c.id == lease.task_id)
@@ -186,6 +199,7 @@ class LeaseMixin:
                     lease_expires=None,
                     not_before=None if spent else now + delay_s,
                     finished_at=now if spent else None,
+                    attempts=row.attempts if charge else max(0, row.attempts - 1),
                     reason=reason,
                     updated_at=now,
                 )
@@ -206,6 +220,23 @@ class LeaseMixin:
                     now=now,
                 )
 
+    @patient
+    def waiting(self, worker_id: str) -> list[str]:
+        with self._db.read() as conn:
+            rows = conn.execute(
+                sa.select(tasks.c.id)
+                .where(
+                    sa.or_(
+                        tasks.c.status == "pending",
+                        sa.and_(tasks.c.status == "running", tasks.c.lease_owner == worker_id),
+                    )
+                )
+                .order_by(tasks.c.created_at)
+                .limit(100)
+            ).all()
+        return [r.id for r in rows]
+
+    @patient
     def reap(self, *, pending_stale_s: float) -> list[str]:
         """Tasks that need a new broker message: expired leases, and pending tasks left alone.
 
@@ -246,6 +277,14 @@ class LeaseMixin:
                     sa.update(tasks).where(tasks.c.id.in_(stale_ids)).values(updated_at=now)
                 )
         return expired_ids + stale_ids
+
+
+def _check_lease(lease_s: float) -> None:
+    """A lease must end: NaN, infinite or non-positive seconds would strand its task."""
+    if isinstance(lease_s, bool) or not (
+        isinstance(lease_s, int | float) and math.isfinite(lease_s) and lease_s > 0
+    ):
+        raise UserError(f"a lease must be a finite number of seconds > 0, got {lease_s!r}")
 
 
 def _expired(now: float) -> sa.ColumnElement[bool]:

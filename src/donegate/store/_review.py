@@ -14,7 +14,7 @@ import sqlalchemy as sa
 
 from donegate.errors import UserError
 from donegate.store._codec import dumps, loads
-from donegate.store._db import Database
+from donegate.store._db import Database, patient
 from donegate.store._schema import escalations, events, tasks
 from donegate.store.base import Escalation, StopRow
 
@@ -43,6 +43,7 @@ class ReviewMixin:
 
     _db: Database
 
+    @patient
     def escalations(self, *, status: str | None = "open") -> list[Escalation]:
         query = sa.select(escalations).order_by(escalations.c.id)
         if status is not None:
@@ -50,6 +51,7 @@ class ReviewMixin:
         with self._db.read() as conn:
             return [_escalation(r) for r in conn.execute(query).all()]
 
+    @patient
     def escalation(self, escalation_id: int) -> Escalation | None:
         with self._db.read() as conn:
             row = conn.execute(
@@ -57,6 +59,7 @@ class ReviewMixin:
             ).first()
         return None if row is None else _escalation(row)
 
+    @patient
     def resolve(
         self,
         escalation_id: int,
@@ -121,6 +124,7 @@ class ReviewMixin:
             ).one()
         return _escalation(updated)
 
+    @patient
     def approve(
         self,
         escalation_id: int,
@@ -171,6 +175,7 @@ class ReviewMixin:
             ).one()
         return _escalation(updated)
 
+    @patient
     def stop_rows(self, *, since: float) -> list[StopRow]:
         with self._db.read() as conn:
             rows = conn.execute(
@@ -193,6 +198,7 @@ class ReviewMixin:
             for r in rows
         ]
 
+    @patient
     def counts(self) -> dict[str, int]:
         with self._db.read() as conn:
             rows = conn.execute(

@@ -5,6 +5,14 @@ tasks, the journal of each run (every classified turn, transcript, evidence, che
 ledger), the human queue of escalations, and the stop-reason telemetry rows. Workers hold a
 `Lease` on a task; every write a worker makes carries it, and a write under a lease that was
 lost (expired and claimed elsewhere, or cancelled) raises `LeaseLost` instead of landing.
+
+A store that fails under a running process raises a `StoreError`, one line naming the store:
+```
+StoreError            the store failed (not a misuse); a worker stops on it
+├── StoreUnavailable  it stopped answering, and kept not answering for the store's patience
+├── StoreGone         the SQLite file was deleted or replaced (another inode) under the process
+└── DiskFull          no space left (or a file-size limit) where it writes
+```
 """
 
 from __future__ import annotations
@@ -14,10 +22,13 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, TypeAlias
 
 from donegate.errors import DonegateError
+from donegate.harness.spec import TASK_ID
 from donegate.messages import Message, ToolCall, ToolResult, Turn
 
 __all__ = [
+    "TASK_ID",
     "TERMINAL",
+    "DiskFull",
     "Escalation",
     "Evidence",
     "Lease",
@@ -25,6 +36,9 @@ __all__ = [
     "Outcome",
     "RunRecord",
     "StopRow",
+    "StoreError",
+    "StoreGone",
+    "StoreUnavailable",
     "TaskRecord",
     "TaskStatus",
     "TaskStore",
@@ -37,6 +51,26 @@ TERMINAL: frozenset[str] = frozenset(
     {"done", "awaiting_review", "escalated", "failed", "cancelled"}
 )
 """Statuses a task leaves only by a person's `retry`, `resolve` or `approve`."""
+
+
+class StoreError(DonegateError):
+    """The store failed under a running process: not a misuse, and not the task's fault."""
+
+
+class StoreUnavailable(StoreError):
+    """The store stopped answering (refused or dropped connections, a server restarting)."""
+
+
+class StoreGone(StoreError):
+    """The SQLite file the store opened was deleted or replaced by another file (inode).
+
+    Writing on would land in an unlinked file nobody will read, or in a file that is not the
+    one the tasks were claimed from; the process must stop using it.
+    """
+
+
+class DiskFull(StoreError):
+    """No space left, or a file-size limit hit, where the store (or the worker) writes."""
 
 
 class LeaseLost(DonegateError):
@@ -255,6 +289,9 @@ class TaskStore(Protocol):
 
     url: str
     """Where the store lives, password masked."""
+    patience_s: float
+    """How long a call retries, with backoff, a store that stopped answering before it raises
+    `StoreUnavailable` (0: at once). Workers set it; one-shot commands fail fast."""
 
     # -- dispatch ------------------------------------------------------------------------------
     def submit(
@@ -296,8 +333,19 @@ class TaskStore(Protocol):
         """Extend the leases; returns the ids of tasks whose lease was lost."""
         ...
 
-    def release(self, lease: Lease, reason: str, *, delay_s: float = 0.0) -> None:
-        """Give a task back after a worker error (pending again, or failed when out of attempts)."""
+    def release(
+        self, lease: Lease, reason: str, *, delay_s: float = 0.0, charge: bool = True
+    ) -> None:
+        """Give a task back after a worker error (pending again, or failed when out of attempts).
+
+        With ``charge=False`` the task was not at fault (the worker's disk filled, it is
+        stopping): the claim's attempt is handed back and the task is always pending again.
+        """
+        ...
+
+    def waiting(self, worker_id: str) -> list[str]:
+        """Tasks a worker must not leave behind when idle: pending ones (delayed or not), and
+        running ones under a lease `worker_id` holds (an outcome it has not recorded)."""
         ...
 
     # -- the journal ---------------------------------------------------------------------------
@@ -359,8 +407,13 @@ class TaskStore(Protocol):
         """
         ...
 
-    def effect_begin(self, lease: Lease, key: str, call: ToolCall) -> None:
-        """Journal that a side effect is about to run (`EffectDivergence` as for lookup)."""
+    def effect_begin(self, lease: Lease, key: str, call: ToolCall, *, reissue: bool = True) -> bool:
+        """Journal that a side effect is about to run; True when it may run.
+
+        A key begun by an earlier lease and never recorded is re-issued under it (its issue
+        count bumped) only with `reissue`; otherwise nothing is written and the answer is False
+        (its outcome is unknown). `EffectDivergence` as for lookup.
+        """
         ...
 
     def effect_record(self, lease: Lease, key: str, result: ToolResult) -> None:
@@ -431,6 +484,11 @@ class TaskStore(Protocol):
 
     def counts(self) -> dict[str, int]:
         """Tasks per status."""
+        ...
+
+    def keep_reserve(self, nbytes: int = ...) -> None:
+        """Hold some disk that the store frees when its disk fills, so that a stopping worker's
+        put-backs still fit (a SQLite file store; a no-op where the server owns the disk)."""
         ...
 
     def close(self) -> None:

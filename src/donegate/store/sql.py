@@ -8,6 +8,7 @@ and the human queue and telemetry reads (`donegate.store._review`).
 from __future__ import annotations
 
 import json
+import math
 import os
 import time
 from collections.abc import Mapping
@@ -19,24 +20,32 @@ from sqlalchemy.engine import Connection
 
 from donegate.errors import UserError
 from donegate.store._codec import loads
-from donegate.store._db import Database, resolve_url
+from donegate.store._db import Database, patient, resolve_url
 from donegate.store._journal import JournalMixin, put_checklist
 from donegate.store._leases import LeaseMixin
 from donegate.store._review import ReviewMixin
 from donegate.store._schema import escalations, runs, tasks
-from donegate.store.base import TERMINAL, TaskRecord, TaskStore
+from donegate.store.base import TASK_ID, TERMINAL, TaskRecord, TaskStore
 
-__all__ = ["SqlStore", "open_store"]
+__all__ = ["RESERVE_BYTES", "SqlStore", "open_store"]
+
+RESERVE_BYTES = 2 * 1024 * 1024
+"""Disk a worker's SQLite store holds back for a full disk: room for dozens of put-backs."""
 
 
-def open_store(db: str | os.PathLike[str] | None = None, *, pool_size: int = 5) -> SqlStore:
+def open_store(
+    db: str | os.PathLike[str] | None = None, *, pool_size: int = 5, patience_s: float = 0.0
+) -> SqlStore:
     """Open (and migrate) the store at ``--db``: a URL, a SQLite path, or the default file.
 
-    An unreachable or unusable URL raises a one-line `UserError` naming it.
+    An unreachable or unusable URL raises a one-line `UserError` naming it. `patience_s` is how
+    long later calls retry a store that stopped answering (`TaskStore.patience_s`).
     """
     store = SqlStore(Database(resolve_url(db), pool_size=pool_size))
     try:
+        store.patience_s = patience_s
         store._db.migrate()
+        store._db.pin()
     except BaseException:
         store.close()
         raise
@@ -82,16 +91,40 @@ class SqlStore(LeaseMixin, JournalMixin, ReviewMixin):
         """``sqlite`` or ``postgresql``."""
         return self._db.dialect
 
+    @property
+    def patience_s(self) -> float:
+        """How long a call retries a store that stopped answering (see `TaskStore`)."""
+        return self._db.patience_s
+
+    @patience_s.setter
+    def patience_s(self, value: float) -> None:
+        if not (isinstance(value, int | float) and math.isfinite(value) and value >= 0):
+            raise UserError(f"the store's patience must be a finite number >= 0, got {value!r}")
+        self._db.patience_s = float(value)
+
     def close(self) -> None:
         self._db.dispose()
 
+    def keep_reserve(self, nbytes: int = RESERVE_BYTES) -> None:
+        """Hold disk beside a SQLite store, freed when the disk fills (see `TaskStore`)."""
+        self._db.keep_reserve(nbytes)
+
     # -- dispatch ------------------------------------------------------------------------------
 
+    @patient
     def submit(
         self, task_id: str, spec: Mapping[str, Any], *, type: str | None, max_attempts: int = 5
     ) -> tuple[TaskRecord, bool]:
         if not task_id:
             raise UserError("a task id must not be empty")
+        if not TASK_ID.fullmatch(task_id):
+            shown = task_id if len(task_id) <= 40 else f"{task_id[:37]}..."
+            raise UserError(
+                f"task id {shown!r} ({len(task_id)} characters): an id is 1 to 128 of "
+                "A-Z a-z 0-9 . _ -"
+            )
+        if isinstance(max_attempts, bool) or not isinstance(max_attempts, int) or max_attempts < 1:
+            raise UserError(f"max_attempts must be a whole number >= 1, got {max_attempts!r}")
         now = time.time()
         text = _canonical(spec)
         try:
@@ -122,11 +155,13 @@ class SqlStore(LeaseMixin, JournalMixin, ReviewMixin):
             raise UserError(f"task {task_id!r} was already submitted with a different spec")
         return record, created
 
+    @patient
     def get(self, task_id: str) -> TaskRecord | None:
         with self._db.read() as conn:
             row = conn.execute(sa.select(tasks).where(tasks.c.id == task_id)).first()
         return None if row is None else _record(row)
 
+    @patient
     def list_tasks(self, *, status: str | None = None, limit: int = 100) -> list[TaskRecord]:
         query = sa.select(tasks).order_by(tasks.c.created_at.desc(), tasks.c.id).limit(limit)
         if status is not None:
@@ -134,6 +169,7 @@ class SqlStore(LeaseMixin, JournalMixin, ReviewMixin):
         with self._db.read() as conn:
             return [_record(r) for r in conn.execute(query).all()]
 
+    @patient
     def cancel(self, task_id: str, reason: str = "cancelled") -> TaskRecord:
         now = time.time()
         with self._db.write() as conn:
@@ -162,6 +198,7 @@ class SqlStore(LeaseMixin, JournalMixin, ReviewMixin):
         assert record is not None
         return record
 
+    @patient
     def retry(self, task_id: str, *, instructions: str | None = None) -> TaskRecord:
         now = time.time()
         with self._db.write() as conn:

@@ -62,17 +62,24 @@ class _Process:
         resolver: ModelResolver,
         output_dir: str | None,
         observers: Sequence[Observer],
+        patience_s: float = 0.0,
     ) -> None:
         self.db, self.lease_s, self.resolver = db, lease_s, resolver
-        self.output_dir, self.observers = output_dir, observers
+        self.output_dir, self.observers, self.patience_s = output_dir, observers, patience_s
         self._pid: int | None = None
         self._worker: Worker | None = None
         self._lock = threading.Lock()
 
     def worker(self) -> Worker:
         with self._lock:
+            if self._worker is not None and self._worker.fault is not None:
+                log.error(
+                    "worker %s stopped: %s; starting afresh", self._worker.id, self._worker.fault
+                )
+                self._worker.store.close()
+                self._worker = None
             if self._worker is None or self._pid != os.getpid():
-                store = open_store(self.db)
+                store = open_store(self.db, patience_s=self.patience_s)
                 self._worker = Worker(
                     store,
                     lease_s=self.lease_s,
@@ -80,6 +87,7 @@ class _Process:
                     output_dir=self.output_dir,
                     observers=self.observers,
                 )
+                store.keep_reserve()
                 self._worker.start_heartbeat(threading.Event())
                 self._pid = os.getpid()
             return self._worker
@@ -95,12 +103,15 @@ def make_app(
     output_dir: str | None = None,
     observers: Sequence[Observer] = (),
     reap_every_s: float | None = None,
+    store_patience_s: float = 0.0,
 ) -> Celery:
     """A Celery app whose one task runs stored tasks under the store's leases.
 
     `visibility_timeout` (default: 4 leases, at least 60 s) is how long Redis waits before it
     redelivers an unacknowledged message; keep it above `lease_s` so a killed worker's lease has
-    expired by the time its message comes back.
+    expired by the time its message comes back. `store_patience_s` is how long each process
+    retries a store that stopped answering; a process whose worker stopped on a fault opens a
+    fresh one for its next message.
     """
     _, signals = _celery()
     visibility = visibility_timeout or max(60.0, 4 * lease_s)
@@ -111,6 +122,7 @@ def make_app(
         resolver=model_resolver,
         output_dir=output_dir,
         observers=observers,
+        patience_s=store_patience_s,
     )
 
     @app.task(name=TASK_NAME, shared=False)  # type: ignore[untyped-decorator]

@@ -17,7 +17,8 @@ journal answered for it.
 
 Unlike an ordinary sink, this one raises `LeaseLost` when the lease is gone (a heartbeat found it
 claimed elsewhere, or a write was refused): the run must stop at once, not keep spending model
-calls whose results could never be recorded.
+calls whose results could never be recorded. It raises `Halted` when its worker is stopping on
+a fault (a full disk, a store gone): the run stops at its next event and the task is put back.
 """
 
 from __future__ import annotations
@@ -34,10 +35,18 @@ from donegate.store import Evidence, Lease, LeaseLost, Outcome
 if TYPE_CHECKING:
     from donegate.store import TaskStore
 
-__all__ = ["CHECKLIST_TOOL", "JournalSink", "JournaledModel", "ReplayAware"]
+__all__ = ["CHECKLIST_TOOL", "Halted", "JournalSink", "JournaledModel", "ReplayAware"]
 
 CHECKLIST_TOOL = "update_checklist"
 """The harness's checklist tool; its successful calls update the stored checklist."""
+
+
+class Halted(Exception):
+    """The worker is stopping on `fault`; a run in hand stops at its next event."""
+
+    def __init__(self, fault: Exception) -> None:
+        super().__init__(str(fault))
+        self.fault = fault
 
 
 class JournalSink:
@@ -48,6 +57,8 @@ class JournalSink:
         self.lease = lease
         self.lost = threading.Event()
         """Set by the worker's heartbeat when the lease is gone; the next event raises."""
+        self.halted: Exception | None = None
+        """Set by the worker when it stops on a fault; the next event raises `Halted`."""
         self.replaying = 0
         """Model calls answered from the journal (set by `JournaledModel`); not written again."""
         self.writes = 0
@@ -67,6 +78,8 @@ class JournalSink:
     def __call__(self, event: Event) -> None:
         if self.lost.is_set():
             raise LeaseLost(self.lease.task_id, self.lease.epoch)
+        if self.halted is not None:
+            raise Halted(self.halted)
         if isinstance(event, ToolCalled):
             self._evidence.append(
                 Evidence(

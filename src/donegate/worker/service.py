@@ -14,12 +14,24 @@
 4. The outcome (done, escalated, failed) is written under the lease. A worker error, or a
    provider that still fails after the transport's own retries (``provider_error``), puts the
    task back with a backoff (failed once its attempts are spent); a `UserError` (bad spec,
-   unknown tool or model) fails the task at once with that one line.
+   unknown tool or model) fails the task at once with that one line. A side effect found begun
+   by a dead run whose tool cannot say what became of it (`EffectOutcomeUnknown`) escalates the
+   task with the call: it is never run again blindly.
+5. Faults of the worker, not of the task, stop it (`Worker.fault`): the store gone or replaced
+   (`StoreGone`), a full disk (`DiskFull`, or ``ENOSPC`` from any write), a store that did not
+   answer for its patience (`StoreUnavailable`; the store retries with backoff until then). It
+   stops claiming, every run in hand stops at its next event, and each task it held is put back
+   uncharged where the store can still be written; the caller exits non-zero.
+6. With `until_idle` a slot ends only when nothing is claimable and the store holds no pending
+   task (a delayed retry included) and no running task under this worker's lease that is not in
+   hand (a run whose outcome it has not recorded).
 """
 
 from __future__ import annotations
 
+import errno
 import logging
+import math
 import os
 import socket
 import threading
@@ -29,15 +41,25 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from donegate.errors import EffectDivergence, UserError
+from donegate.errors import EffectDivergence, EffectOutcomeUnknown, UserError
 from donegate.events import EventSink, fan_out
 from donegate.harness.runner import run_task
 from donegate.harness.spec import TaskSpec
 from donegate.models.base import Model
 from donegate.models.infer import infer_model
-from donegate.store import Lease, LeaseLost, Outcome, StoreLedger, TaskStore
-from donegate.worker.journal import JournaledModel, JournalSink
-from donegate.worker.tasks import failed, outcome_of, spec_for
+from donegate.store import (
+    DiskFull,
+    Lease,
+    LeaseLost,
+    Outcome,
+    StoreError,
+    StoreGone,
+    StoreLedger,
+    StoreUnavailable,
+    TaskStore,
+)
+from donegate.worker.journal import Halted, JournaledModel, JournalSink
+from donegate.worker.tasks import failed, outcome_of, outcome_unknown, spec_for
 
 __all__ = ["ModelResolver", "Observer", "SinkFactory", "Worker", "WorkerStats", "default_resolver"]
 
@@ -70,6 +92,11 @@ class WorkerStats:
     """Runs abandoned because their lease was lost."""
     errors: int = 0
     """Runs given back after a worker error."""
+    put_back: int = 0
+    """Tasks in hand given back, uncharged, when the worker stopped on a fault."""
+    stranded: int = 0
+    """Tasks in hand it could not give back (the store gone or not answering); their leases
+    expire and another worker resumes them."""
 
 
 class Worker:
@@ -89,10 +116,11 @@ class Worker:
         observers: Sequence[Observer] = (),
         sink_factory: SinkFactory | None = None,
     ) -> None:
-        if concurrency < 1:
-            raise UserError(f"concurrency must be at least 1, got {concurrency}")
-        if lease_s <= 0:
-            raise UserError(f"lease_s must be positive, got {lease_s}")
+        if isinstance(concurrency, bool) or not isinstance(concurrency, int) or concurrency < 1:
+            raise UserError(f"concurrency must be a whole number >= 1, got {concurrency!r}")
+        _positive("lease_s", lease_s)
+        _positive("poll_s", poll_s)
+        _positive("error_backoff_s", error_backoff_s, zero=True)
         self.store = store
         self.concurrency = concurrency
         self.lease_s = lease_s
@@ -104,6 +132,8 @@ class Worker:
         self.observers = list(observers)
         self.sink_factory = sink_factory
         self.stats = WorkerStats()
+        self.fault: Exception | None = None
+        """Why the worker stopped on its own (a `StoreError`), else None."""
         self._held: dict[str, tuple[Lease, JournalSink]] = {}
         self._lock = threading.Lock()
 
@@ -116,9 +146,18 @@ class Worker:
         until_idle: bool = False,
         max_tasks: int | None = None,
     ) -> WorkerStats:
-        """Work until `stop` is set (or, with `until_idle`, until no task is runnable)."""
+        """Work until `stop` is set (or, with `until_idle`, until no task is runnable).
+
+        Check `fault` afterwards: set when the worker stopped on a fault rather than by
+        `stop`, idleness or `max_tasks`.
+        """
+        if max_tasks is not None and (
+            isinstance(max_tasks, bool) or not isinstance(max_tasks, int) or max_tasks < 1
+        ):
+            raise UserError(f"max_tasks must be a whole number >= 1, got {max_tasks!r}")
         stop = stop or threading.Event()
         budget = _Budget(max_tasks)
+        self.store.keep_reserve()  # disk for putting tasks back should the disk fill
         beat = self.start_heartbeat(stop)
         slots = [
             threading.Thread(target=self._slot, args=(stop, until_idle, budget), daemon=True)
@@ -143,19 +182,37 @@ class Worker:
         return self.execute(lease)
 
     def _slot(self, stop: threading.Event, until_idle: bool, budget: _Budget) -> None:
-        while not stop.is_set() and budget.take():
+        while not stop.is_set() and self.fault is None and budget.take():
             try:
                 lease = self.store.claim(self.id, self.lease_s)
-            except Exception:  # the store is unreachable for now: keep polling
-                log.exception("claim failed; retrying")
-                lease = None
+                idle = lease is None and until_idle and self._idle()
+            except Exception as exc:
+                budget.give_back()
+                self.halt(_fault(exc) or _unexpected("claiming", exc))
+                return
             if lease is None:
                 budget.give_back()
-                if until_idle:
+                if idle:
                     return
                 stop.wait(self.poll_s)
                 continue
             self.execute(lease)
+
+    def _idle(self) -> bool:
+        """Nothing pending in the store, and no run of this worker's left unrecorded."""
+        with self._lock:
+            in_hand = set(self._held)
+        return not [t for t in self.store.waiting(self.id) if t not in in_hand]
+
+    def halt(self, fault: Exception) -> None:
+        """Stop on `fault`: claim nothing more; runs in hand stop at their next event."""
+        with self._lock:
+            if self.fault is None:
+                self.fault = fault
+                log.debug("worker %s stops: %s", self.id, fault)
+            held = list(self._held.values())
+        for _, sink in held:
+            sink.halted = self.fault
 
     def start_heartbeat(self, stop: threading.Event) -> threading.Thread:
         """Start the thread that keeps every held lease alive until `stop` is set."""
@@ -174,8 +231,12 @@ class Worker:
                 continue
             try:
                 lost = self.store.heartbeat([lease for lease, _ in held], self.lease_s)
-            except Exception:  # a store hiccup; the leases are still good until they expire
-                log.exception("heartbeat failed")
+            except Exception as exc:
+                fault = _fault(exc)
+                if fault is not None:  # the store retried for its patience, or is gone
+                    self.halt(fault)
+                else:  # a hiccup; the leases are still good until they expire
+                    log.exception("heartbeat failed")
                 continue
             for lease, sink in held:
                 if lease.task_id in lost:
@@ -189,6 +250,7 @@ class Worker:
         journal = JournalSink(self.store, lease)
         with self._lock:
             self._held[lease.task_id] = (lease, journal)
+            journal.halted = self.fault
         started = time.monotonic()
         try:
             outcome = self._run(lease, journal, started)
@@ -201,6 +263,11 @@ class Worker:
             self.stats.lost += 1
             return None
         except Exception as exc:
+            fault = _fault(exc)
+            if fault is not None:
+                self.halt(fault)
+                self._put_back(lease, fault)
+                return None
             if isinstance(exc, _ProviderDown):
                 log.warning("task %s: %s; it will be retried", lease.task_id, exc)
             else:
@@ -226,14 +293,33 @@ class Worker:
                 log.exception("an outcome observer failed")
         return outcome
 
+    def _put_back(self, lease: Lease, fault: Exception) -> None:
+        """Give a task in hand back, uncharged, after a fault; leave it to expire if it can't."""
+        # A full disk fails the first try if the store still held its reserve: that failure
+        # frees it, and the second try fits. A store gone or not answering takes no writes.
+        tries = 0 if isinstance(fault, StoreGone | StoreUnavailable) else 2
+        for _ in range(tries):
+            try:
+                self.store.release(lease, f"put back: {fault}", charge=False)
+            except DiskFull:
+                continue
+            except Exception as exc:
+                log.debug("task %s: not put back: %s", lease.task_id, exc)
+                break
+            self.stats.put_back += 1
+            return
+        self.stats.stranded += 1
+
     def _run(self, lease: Lease, journal: JournalSink, started: float) -> Outcome:
         model: JournaledModel | None = None
+        spec: TaskSpec | None = None
         try:
             spec = spec_for(lease)
             if spec.model is None:
                 raise UserError(f"task {lease.task_id}: no model: set `model` in the task")
-            # The first claim of a generation has nothing journaled; a later one replays it.
-            replay = self.store.turns(lease.task_id, lease.generation) if lease.attempt > 1 else []
+            # The task's first claim ever (epoch 1) has nothing journaled; any later one may
+            # (a lost lease, a put-back whose attempt was handed back): it replays the journal.
+            replay = self.store.turns(lease.task_id, lease.generation) if lease.epoch > 1 else []
             model = JournaledModel(self.resolve(spec.model, "model"), journal, replay)
             verifier = self.resolve(spec.verifier, "verifier") if spec.verifier else None
             extra = self.sink_factory(spec, lease) if self.sink_factory is not None else None
@@ -261,8 +347,60 @@ class Worker:
                 model_calls=model.replayed_calls + model.live_calls,
                 replayed_calls=model.replayed_calls,
             )
+        except EffectOutcomeUnknown as exc:  # a person decides; the effect is not run again
+            log.warning("task %s: %s", lease.task_id, exc)
+            assert model is not None and spec is not None
+            return outcome_unknown(
+                lease,
+                spec,
+                exc,
+                time.monotonic() - started,
+                model_calls=model.replayed_calls + model.live_calls,
+                replayed_calls=model.replayed_calls,
+            )
         assert model is not None
         return outcome_of(result, time.monotonic() - started, replayed_calls=model.replayed_calls)
+
+
+_DISK_FULL = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EFBIG})
+
+
+def _fault(exc: BaseException) -> Exception | None:
+    """The worker's own fault behind `exc` (a `StoreError`, a full disk), or None.
+
+    The cause chain is searched: a full disk met writing a certificate is an `OSError` the
+    harness let through; a store fault may arrive wrapped.
+    """
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        if isinstance(current, Halted):
+            return current.fault
+        if isinstance(current, StoreError):
+            return current
+        if isinstance(current, OSError) and current.errno in _DISK_FULL:
+            where = f"{current.filename}: " if current.filename else ""
+            return DiskFull(f"disk full: {where}{current.strerror or current}")
+        current = current.__cause__ or current.__context__
+    return None
+
+
+def _unexpected(doing: str, exc: Exception) -> StoreError:
+    log.error("%s failed", doing, exc_info=exc)
+    return StoreError(f"{doing} failed: {type(exc).__name__}: {' '.join(str(exc).split())}")
+
+
+def _positive(name: str, value: float, *, zero: bool = False) -> None:
+    ok = (
+        not isinstance(value, bool)
+        and isinstance(value, int | float)
+        and math.isfinite(value)
+        and (value >= 0 if zero else value > 0)
+    )
+    if not ok:
+        bound = ">= 0" if zero else "> 0"
+        raise UserError(f"{name} must be a finite number {bound}, got {value!r}")
 
 
 class _ProviderDown(Exception):

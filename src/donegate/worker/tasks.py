@@ -7,15 +7,17 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from donegate.harness.escalation import render_markdown
+from donegate.errors import EffectOutcomeUnknown, UserError
+from donegate.harness.escalation import build_report, render_markdown
 from donegate.harness.runner import TaskResult
 from donegate.harness.spec import TaskSpec, TaskSpecError, load_task, validate_task
-from donegate.store import Lease, Outcome, TaskRecord, TaskStore
+from donegate.store import TASK_ID, Lease, Outcome, TaskRecord, TaskStore
 
 __all__ = [
     "INSTRUCTIONS_HEADER",
     "failed",
     "outcome_of",
+    "outcome_unknown",
     "prepare",
     "spec_data",
     "spec_for",
@@ -106,7 +108,17 @@ def spec_for(lease: Lease) -> TaskSpec:
     Generation 0 runs under the task id, so a resumed run finds the effects its predecessor
     recorded (``<task>:<step>:<call>``). A retried or requeued task is a new run that must not be
     answered from the old one's ledger: it runs as ``<task>~<generation>``.
+
+    An id the store would not take today (stored before ids were checked) is refused here,
+    before anything runs: names derived from it (keys, certificate files) must not fail after
+    its side effects.
     """
+    if not TASK_ID.fullmatch(lease.task_id):
+        shown = lease.task_id if len(lease.task_id) <= 40 else f"{lease.task_id[:37]}..."
+        raise UserError(
+            f"task {shown!r}: its id ({len(lease.task_id)} characters) is not 1 to 128 of "
+            "A-Z a-z 0-9 . _ -; not run"
+        )
     spec = validate_task(dict(lease.spec), source=f"task {lease.task_id}")
     update: dict[str, Any] = {}
     if lease.generation:
@@ -151,4 +163,54 @@ def failed(
         duration_s=duration_s,
         model_calls=model_calls,
         replayed_calls=replayed_calls,
+    )
+
+
+def outcome_unknown(
+    lease: Lease,
+    spec: TaskSpec,
+    error: EffectOutcomeUnknown,
+    duration_s: float,
+    *,
+    model_calls: int = 0,
+    replayed_calls: int = 0,
+) -> Outcome:
+    """The escalation of a task whose side effect may or may not have happened.
+
+    An earlier run began the call and died before recording it; its tool neither honours its
+    key nor could reconcile it. The report carries the call, so a person can check the world
+    and then resolve the task, or requeue it (a new generation, fresh keys).
+    """
+    unknown = {
+        "key": error.key,
+        "tool": error.tool,
+        "arguments": error.arguments,
+        "call": error.call,
+        "why": error.why,
+        "attempt": lease.attempt,
+    }
+    report = build_report(
+        task_id=lease.task_id,
+        reason=str(error),
+        prompt=spec.prompt,
+        completion_condition=spec.completion_condition,
+        model_calls=model_calls,
+        extra={"outcome_unknown": unknown},
+    )
+    report["outcome_unknown"] = unknown
+    report_md = render_markdown(report).rstrip() + (
+        "\n\n## Outcome unknown\n\n"
+        f"- call: `{error.call}`\n- idempotency key: `{error.key}`\n- why: {error.why}\n\n"
+        "Check whether the effect happened; then resolve the task, or requeue it to run "
+        "again under fresh keys.\n"
+    )
+    return Outcome(
+        status="escalated",
+        reason=str(error),
+        loop_status="outcome_unknown",
+        model_calls=model_calls,
+        replayed_calls=replayed_calls,
+        duration_s=duration_s,
+        report=report,
+        report_md=report_md,
     )
