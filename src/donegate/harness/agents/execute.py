@@ -203,7 +203,7 @@ def _decide(
         reason = f"{agent.title} exited with code {info['exit_code']}"
     elif info["error"]:
         reason = f"{agent.title} reported an error: {info['error']}"
-    elif not events:
+    elif not any(e.get("outcome") != "started" for e in main):
         reason = (
             f"the gate's hook never ran: {agent.title} ended without a stop the gate saw "
             "(hooks disabled, untrusted, or the agent crashed first)"
