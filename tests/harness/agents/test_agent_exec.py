@@ -266,3 +266,21 @@ def test_usage_errors_exit_2(
     assert proc.returncode == 2, proc.stdout + proc.stderr
     assert message in proc.stderr
     assert summary is None and calls == []
+
+
+def test_an_agent_that_edits_a_protected_test_is_not_done(
+    homes: dict[str, Path], bin_dir: Path, tmp_path: Path
+) -> None:
+    tests = homes["work"] / "tests"
+    tests.mkdir()
+    (tests / "test_b.py").write_text("def test_b():\n    assert open('b.txt').read() == 'b'\n")
+    task = write_task(tmp_path / "p.yaml", checks=[{"file_exists": "b.txt"}],
+                      protect=["tests/**"], max_continuations=1)  # fmt: skip
+    cheat = {"write": {"b.txt": "wrong", "tests/test_b.py": "def test_b():\n    pass\n"},
+             "say": "Done."}  # fmt: skip
+    args = ["--task", str(task), "--json", "--", "claude", "-p", "x"]
+    proc, summary, _ = run_exec(args, [cheat], homes=homes, bin_dir=bin_dir, tmp_path=tmp_path)
+    assert proc.returncode == 3, proc.stderr
+    assert summary is not None
+    assert summary["problems"] == ["protected file changed: tests/test_b.py"]
+    assert summary["certificate"] is None
