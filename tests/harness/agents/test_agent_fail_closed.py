@@ -188,3 +188,17 @@ def test_the_cli_blocks_on_bad_stdin_and_says_so_on_stderr(
     decision: dict[str, Any] = json.loads(out.stdout)
     assert decision["decision"] == "block" and "hook input is not JSON" in decision["reason"]
     assert out.stderr.startswith("donegate hook: hook input is not JSON")
+
+
+def test_state_that_cannot_be_kept_blocks_once_and_never_loops(
+    hook: Hook, homes: dict[str, Path]
+) -> None:
+    hooks = homes["data"] / "hooks"
+    hooks.mkdir()
+    (hooks / "ship").write_text("a file where the task's state folder should be")
+    first = hook("codex", payload("codex", homes["work"]))
+    assert first.action == "block"
+    assert first.error is not None and "cannot read the hook state" in first.error
+    again = hook("codex", payload("codex", homes["work"], stop_hook_active=True))
+    assert (again.action, again.output) == ("open", None)
+    assert "the count cannot be kept: stop let through" in again.log[-1]

@@ -12,9 +12,11 @@ Measured on 0.169.0 and 0.171.0 (``shared/agent-hooks``):
   (``thread_id`` = the hook's ``session_id``, ``objective``, ``status`` one of active, paused,
   blocked, usage_limited, budget_limited, complete).
 - Hooks are skipped, silently, until trusted: a ``trusted_hash`` per hook in ``config.toml``
-  (``[hooks.state."<file>:stop:0:0"]``), whose value is what ``codex app-server`` reports for
-  the hook (JSON-RPC ``hooks/list``, ``currentHash``); `trust_hooks` asks it. Command hooks
-  time out after 600 s (``timeoutSec`` in that listing).
+  (``[hooks.state."<file>:stop:0:0"]``), or as a ``-c hooks.state={...}`` session flag for hooks
+  given as ``-c hooks.Stop=[...]`` (key ``/<session-flags>/config.toml:stop:0:0``). The value
+  is what ``codex app-server`` reports for the hook (JSON-RPC ``hooks/list``, ``currentHash``,
+  run with the same flags); `hook_hashes` asks it. Command hooks time out after 600 s
+  (``timeoutSec`` in that listing).
 """
 
 from __future__ import annotations

@@ -313,6 +313,8 @@ def _decide(call: _Call, spec: TaskSpec, event: StopEvent, task_path: str) -> Ho
         message = nudge_text(found.problems)
         state = state.with_round(Round(**common, outcome="blocked", **briefs), **carry)
         written = _save(call, path, state)
+        if written is None:  # a block that cannot be counted could loop: the last resort
+            return _last_resort(call, f"cannot write the hook state {path}")
         _report_to_exec(call, event, "blocked", state, message)
         log = f"donegate: blocked ({state.blocks} of {budget}): {problems}"
         return HookOutcome(action="block", output=call.agent.answer(message),
@@ -417,7 +419,7 @@ def _fault(
     if state.blocks < budget:
         state = state.with_round(Round(**common, outcome="fault"))
         written = _save(call, path, state)
-        if written is None and event is not None and event.stop_hook_active:
+        if written is None:  # the block cannot be counted: do not loop on it
             return _last_resort(call, error)
         reason = (
             f"The completion gate could not judge this stop: {error}. The stop stays blocked "
@@ -561,6 +563,8 @@ def _load(call: _Call, path: Path, task: str, task_path: str) -> tuple[HookState
     }
     try:
         found = call.store.load(path)
+    except OSError as exc:  # not a record that failed validation: one the hook cannot read
+        return HookState(**fresh), f"cannot read the hook state {path}: {exc.strerror or exc}"
     except TamperedState as exc:
         earlier = max(0, call.store.tampered_count(path) - 1)
         rounds = [
