@@ -6,7 +6,8 @@ settings.json``), then plays the turns of ``$FAKE_AGENT_SCRIPT`` (JSON: a list
 of ``{"write": {PATH: TEXT}, "delete": [PATH], "say": TEXT, "todos": [...], "background": [...],
 "exit": CODE, "give_up": true}``): each turn does its writes, then stops; the stop runs every
 Stop hook with the CLI's payload on stdin, and a block moves on to the next turn (the last one
-repeats). It ends when no hook blocks, at a ``give_up`` turn (as Claude Code does after 8
+repeats), as does a stop let through while ``background`` work runs. It ends when no hook
+blocks, at a ``give_up`` turn (as Claude Code does after 8
 blocks), or after 30 stops, printing Claude's ``--output-format json`` result. Every hook stdin
 and answer is appended to ``$FAKE_AGENT_LOG``.
 """
@@ -107,6 +108,8 @@ def main():
             payload["last_assistant_message"] = said
         answers = run_hooks(hooks, stop, payload, log)
         if not any(a and a.get("decision") in ("block", "deny") for a in answers):
+            if turn.get("background"):
+                continue  # the CLI wakes the agent again when its background work ends
             break
         if turn.get("give_up"):
             break

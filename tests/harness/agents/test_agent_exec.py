@@ -284,3 +284,17 @@ def test_an_agent_that_edits_a_protected_test_is_not_done(
     assert summary is not None
     assert summary["problems"] == ["protected file changed: tests/test_b.py"]
     assert summary["certificate"] is None
+
+
+def test_a_stop_while_a_background_subagent_runs_spends_no_continuation(
+    ab_task: Path, homes: dict[str, Path], bin_dir: Path, tmp_path: Path
+) -> None:
+    running = [{"id": "a1", "type": "subagent", "status": "running", "description": "writes b"}]
+    proc, summary, calls = run_exec(
+        ["--task", str(ab_task), "--json", "--", "claude", "-p", "x"],
+        [{**HALF, "background": running}, REST], homes=homes, bin_dir=bin_dir, tmp_path=tmp_path,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    assert summary is not None and summary["continuations"] == 0
+    assert [c["answer"] for c in calls] == [None, None, None]  # nothing blocked
+    assert "donegate: Stop: deferred (0 of 2): background work still running" in proc.stderr

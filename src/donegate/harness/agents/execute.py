@@ -117,7 +117,9 @@ def exec_agent(
     executable = shutil.which(argv[0])
     if executable is None:
         raise UserError(f"{argv[0]}: command not found")
-    root = (cwd or Path.cwd()).resolve()
+    root = Path(cwd or spec.workdir or Path.cwd()).resolve()  # where the agent and checks run
+    if not root.is_dir():
+        raise UserError(f"{spec.id}: workdir is not a directory: {root}")
     base_env = dict(os.environ if env is None else env)
     budget = spec.max_continuations if max_continuations is None else max_continuations
     run_id = time.strftime("%Y%m%dT%H%M%S") + "-" + secrets.token_hex(4)
@@ -178,7 +180,9 @@ def _decide(
     deadline = time.monotonic() + max(60.0, float(EXEC_HOOK_TIMEOUT_S))
     checks = tuple(run_checks_by(spec.checks, root, deadline=deadline))
     problems = list(protected.changes(manifest, root))
-    last_todos = next((e.get("todos") or [] for e in reversed(main) if "todos" in e), [])
+    judged = ("blocked", "passed", "escalated", "let_through")  # rounds that read the todos
+    last_todos = next((e.get("todos") or [] for e in reversed(main) if e.get("outcome") in judged),
+                      [])  # fmt: skip
     open_items = [t for t in last_todos if isinstance(t, dict) and t.get("status") != "done"]
     if open_items:
         problems.append(
