@@ -46,6 +46,7 @@ from donegate.harness.agents.base import (
     safe_id,
 )
 from donegate.harness.agents.deadline import GRACE_S, run_checks_by
+from donegate.harness.agents.report import hook_report
 from donegate.harness.agents.state import (
     CLAIM_CAP,
     CheckBrief,
@@ -57,7 +58,7 @@ from donegate.harness.agents.state import (
 )
 from donegate.harness.agents.transcript import TranscriptRef, locate
 from donegate.harness.checks import CheckResult
-from donegate.harness.escalation import build_report, write_report
+from donegate.harness.escalation import write_report
 from donegate.harness.gate import nudge_text
 from donegate.harness.spec import TaskSpec, load_task
 
@@ -471,44 +472,17 @@ def _escalate(
     ref = found.transcript if found is not None else _pointer(call)
     checks = found.checks if found is not None else ()
     todos = found.todos if found is not None else ()
-    rounds = [r for r in state.rounds if r.outcome in ("blocked", "fault", "escalated")]
-    report = build_report(
-        task_id=spec.id if spec is not None else state.task,
+    report = hook_report(
+        state,
+        spec=spec,
         reason=reason,
-        prompt=spec.prompt if spec is not None else "",
-        completion_condition=spec.completion_condition if spec is not None else "",
-        continuations=state.blocks,
-        max_continuations=budget,
-        checklist=[
-            {"item": t.text, "status": t.status, "note": f"{t.source}: {t.raw_status}"}
-            for t in todos
-        ],
+        budget=budget,
         checks=checks,
-        rounds=[
-            {
-                "round": i + 1,
-                "step": f"{r.event} #{i + 1}",
-                "claim": r.claim or f"({call.agent.title or 'the agent'} stopped)",
-                "problems": [*r.problems, *([f"hook error: {r.error}"] if r.error else [])],
-                "failed_checks": [c.name for c in r.checks if not c.passed],
-                "todos": [t.model_dump() for t in r.todos],
-                "error": r.error,
-                "verdict": "escalate" if r.outcome == "escalated" else "continue",
-            }
-            for i, r in enumerate(rounds)
-        ],
-        transcript=(),
-        extra={
-            "agent": call.agent.name,
-            "session_id": state.session_id,
-            "subagent_id": state.subagent_id,
-            "task_path": state.task_path,
-            "cwd": str(event.cwd) if event is not None else None,
-            "last_claim": rounds[-1].claim if rounds else None,
-            "errors": [r.error for r in state.rounds if r.error],
-            "hook_state": str(path),
-            "transcript": ref.as_data(),  # a pointer: the transcript itself is never copied
-        },
+        todos=todos,
+        transcript=ref,
+        agent_title=call.agent.title,
+        cwd=event.cwd if event is not None else None,
+        state_path=path,
     )
     out = call.store.root.parent / "escalations"
     json_path: Path | None = None
