@@ -123,6 +123,7 @@ def test_a_progress_report_is_continued_to_done_exit_0(
     assert "donegate: Stop: blocked (1 of 2)" in proc.stderr
     assert "turn 1: Both files written." in proc.stderr
     # the gate was installed for this run only: nothing in the workdir or the user's home
+    assert list((homes["data"] / "certificates").iterdir()) == [cert]  # exec writes the one
     assert sorted(p.name for p in homes["work"].iterdir()) == ["a.txt", "b.txt"]
     assert list((tmp_path / "user-home").iterdir()) == []
 

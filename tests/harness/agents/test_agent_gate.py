@@ -335,3 +335,30 @@ def test_judge_reports_every_gate_in_one_look(homes: dict[str, Path], tmp_path: 
         "open todo items: step 1 (pending)",
         "failed checks: file_exists: done.txt (done.txt does not exist)",
     )
+
+
+def test_a_passing_stop_writes_a_signed_certificate(
+    hook: Hook, homes: dict[str, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from donegate.harness.certificate import verify_certificate
+
+    work = homes["work"]
+    assert hook("codex", payload("codex", work)).action == "block"
+    (work / "done.txt").write_text("x")
+    out = hook("codex", payload("codex", work))
+    assert out.action == "pass" and out.certificate is not None
+    assert out.certificate.parent == homes["data"] / "certificates"
+    cert = json.loads(out.certificate.read_text())
+    assert (cert["task_id"], cert["status"], cert["continuations"]) == ("ship", "done", 1)
+    assert cert["agent"] == {"name": "codex", "session_id": "s1", "model": "gpt-test"}
+    assert [c["name"] for c in cert["checks"]] == ["file_exists: done.txt"]
+    assert verify_certificate(out.certificate, workdir=work) == (True, [])
+    record = json.loads((homes["data"] / "hooks" / "ship" / "s1.json").read_text())
+    assert record["state"]["rounds"][-1]["certificate"] == str(out.certificate)
+    # a subagent's stop is not the session's end: no certificate
+    sub = payload("claude", work, hook_event_name="SubagentStop", agent_id="a1")
+    assert hook("claude", sub).certificate is None
+    # a certificate that cannot be signed is not done: the gate blocks
+    monkeypatch.setenv("DONEGATE_SIGNING_KEY", "short")
+    unsigned = hook("claude", payload("claude", work, session="s2"))
+    assert unsigned.action == "block" and "DONEGATE_SIGNING_KEY" in (unsigned.error or "")

@@ -46,7 +46,7 @@ from donegate.harness.agents.base import (
     safe_id,
 )
 from donegate.harness.agents.deadline import GRACE_S, run_checks_by
-from donegate.harness.agents.report import hook_report
+from donegate.harness.agents.report import certify, hook_report
 from donegate.harness.agents.state import (
     CLAIM_CAP,
     CheckBrief,
@@ -120,6 +120,8 @@ class HookOutcome:
     problems: tuple[str, ...] = ()
     report: Path | None = None
     """The escalation report this call wrote."""
+    certificate: Path | None = None
+    """The certificate this call wrote (a passing main-agent stop outside ``exec``)."""
     state: Path | None = None
     """The state record this call wrote."""
     error: str | None = None
@@ -290,12 +292,19 @@ def _decide(call: _Call, spec: TaskSpec, event: StopEvent, task_path: str) -> Ho
     )
     briefs = _round_data(found)
     if not found.problems:
-        state = state.with_round(Round(**common, outcome="passed", **briefs), **carry)
+        certificate = _certify(call, spec, state, event, root=root, found=found)
+        where = str(certificate) if certificate is not None else None
+        state = state.with_round(
+            Round(**common, outcome="passed", certificate=where, **briefs), **carry
+        )
         written = _save(call, path, state)
         _report_to_exec(call, event, "passed", state, "every check passed")
-        return HookOutcome(action="pass", output=None,
-                           log=(*call.log, "donegate: every check passed"), budget=budget,
-                           checks=found.checks, todos=found.todos, state=written)  # fmt: skip
+        log = "donegate: every check passed" + (
+            f"; certificate {certificate}" if certificate else ""
+        )
+        return HookOutcome(action="pass", output=None, log=(*call.log, log), budget=budget,
+                           checks=found.checks, todos=found.todos, state=written,
+                           certificate=certificate)  # fmt: skip
 
     if state.escalated is not None:
         note = f"already escalated ({state.escalated}); stop let through"
@@ -567,6 +576,33 @@ def _budget(call: _Call, spec: TaskSpec | None) -> int:
     return spec.max_continuations if spec is not None else FALLBACK_BUDGET
 
 
+def _certify(
+    call: _Call, spec: TaskSpec, state: HookState, event: StopEvent, *, root: Path, found: Judgement
+) -> Path | None:
+    """The signed certificate of a session's passing stop (under ``exec``, exec writes it).
+
+    A subagent's stop is not the session's end: it gets none. A certificate that cannot be
+    written is a hook error (`OSError`, `UserError` from the signing key): the stop is not done.
+    """
+    if event.kind != "stop" or call.options.exec_run:
+        return None
+    agent: dict[str, Any] = {"name": call.agent.name, "session_id": event.session_id}
+    model = event.payload.get("model")
+    if isinstance(model, str):
+        agent["model"] = model
+    return certify(
+        spec,
+        root=root,
+        checks=found.checks,
+        manifest=state.protected,
+        agent=agent,
+        started=state.rounds[0].at if state.rounds else time.time(),
+        continuations=state.blocks,
+        transcript=found.transcript,
+        todos=found.todos,
+    )
+
+
 def _baseline(call: _Call, spec: TaskSpec, root: Path, task_path: str) -> dict[str, Any]:
     """The protected-file digests to judge against: exec's (taken before the agent ran), else now.
 
@@ -605,6 +641,7 @@ def _report_to_exec(
         "blocks": state.blocks,
         "reason": reason,
         "report": str(report) if report is not None else state.escalated,
+        "certificate": state.rounds[-1].certificate if state.rounds else None,
         "todos": [t.model_dump() for t in (state.rounds[-1].todos if state.rounds else [])],
     }
     try:

@@ -35,9 +35,8 @@ from donegate.harness.agents.base import AgentCLI, ExecSetup
 from donegate.harness.agents.core import exec_dir
 from donegate.harness.agents.deadline import run_checks_by
 from donegate.harness.agents.install import hook_command
-from donegate.harness.certificate import build_certificate, write_certificate
+from donegate.harness.agents.report import certify
 from donegate.harness.checks import CheckResult
-from donegate.harness.evidence import Evidence
 from donegate.harness.spec import TaskSpec
 
 __all__ = ["EXEC_HOOK_TIMEOUT_S", "ExecResult", "exec_agent", "recognise"]
@@ -195,8 +194,9 @@ def _decide(
     common: dict[str, Any] = {"continuations": continuations, "agent": info, "checks": checks,
                               "run_dir": run_dir, "problems": tuple(problems)}  # fmt: skip
     if not problems:
-        path = _certify(spec, root=root, checks=checks, info=info, manifest=manifest,
-                        started=started, continuations=continuations)  # fmt: skip
+        agent_info = {k: info[k] for k in ("name", "version", "exit_code")}
+        path = certify(spec, root=root, checks=checks, manifest=manifest, agent=agent_info,
+                       started=started, continuations=continuations)  # fmt: skip
         if spec.closure == "human":
             reason = "every check passed; a person's approval closes it (donegate escalations)"
             return ExecResult(status="awaiting_review", reason=reason, certificate=path, **common)
@@ -218,33 +218,6 @@ def _decide(
     else:
         reason = f"{agent.title} ended with {continuations} of {budget} continuations spent"
     return ExecResult(status="failed", reason=f"{reason}; {'; '.join(problems)}", **common)
-
-
-def _certify(
-    spec: TaskSpec,
-    *,
-    root: Path,
-    checks: Sequence[CheckResult],
-    info: dict[str, Any],
-    manifest: dict[str, Any],
-    started: float,
-    continuations: int,
-) -> Path:
-    cert = build_certificate(
-        spec=spec,
-        workdir=root,
-        checks=checks,
-        evidence=Evidence(),
-        transcript=[],
-        models={"agent": f"{info['name']} {info['version'] or ''}".strip()},
-        started_at=started,
-        finished_at=time.time(),
-        continuations=continuations,
-        model_calls=0,
-        protected=protected.manifest(manifest, root),
-    )
-    cert["agent"] = {k: info[k] for k in ("name", "version", "exit_code")}
-    return write_certificate(cert, data_dir() / "certificates", evidence=Evidence(), transcript=[])
 
 
 def _report(path: Any) -> dict[str, Any] | None:

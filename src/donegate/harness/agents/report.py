@@ -1,4 +1,9 @@
-"""The escalation report of a hook's session: every round's claim, what failed, the todo state.
+"""What a gated agent session leaves: a signed certificate when done, or an escalation report.
+
+`certify` writes the harness's certificate (`certificate.build_certificate`, signed) for an
+agent CLI's session: the checks that passed, the protected-file manifest, which CLI it was, and
+a pointer to its transcript. It carries no evidence records or messages of donegate's own: the
+agent ran its own tools, so what the certificate proves is the checks, not the path there.
 
 A hook session escalates when its budget of blocks is spent (or the agent states a blocker, or
 the hook itself kept failing). The report is the harness's usual one (`escalation.build_report`)
@@ -9,18 +14,23 @@ transcript (path, SHA-256, size), never the transcript itself.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import time
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from donegate.config import data_dir
+from donegate.harness.agents import protected
 from donegate.harness.agents.base import TodoItem
 from donegate.harness.agents.state import HookState
 from donegate.harness.agents.transcript import TranscriptRef
+from donegate.harness.certificate import build_certificate, write_certificate
 from donegate.harness.checks import CheckResult
 from donegate.harness.escalation import build_report
+from donegate.harness.evidence import Evidence
 from donegate.harness.spec import TaskSpec
 
-__all__ = ["hook_report"]
+__all__ = ["certify", "hook_report"]
 
 _REPORTED = ("blocked", "fault", "escalated")
 
@@ -78,3 +88,41 @@ def hook_report(
             "transcript": transcript.as_data(),  # a pointer: the transcript is never copied
         },
     )
+
+
+def certify(
+    spec: TaskSpec,
+    *,
+    root: Path,
+    checks: Sequence[CheckResult],
+    manifest: Mapping[str, Any] | None,
+    agent: Mapping[str, Any],
+    started: float,
+    continuations: int,
+    transcript: TranscriptRef | None = None,
+    todos: Sequence[TodoItem] = (),
+) -> Path:
+    """Write the signed certificate of a session whose checks passed; its path.
+
+    `agent` names the CLI (``name``, and what else is known: ``version``, ``exit_code``,
+    ``session_id``); the certificate goes under ``data_dir()/certificates``.
+    """
+    name = " ".join(str(agent[k]) for k in ("name", "version") if agent.get(k))
+    cert = build_certificate(
+        spec=spec,
+        workdir=root,
+        checks=checks,
+        evidence=Evidence(),
+        transcript=[],
+        models={"agent": name or None},
+        started_at=started,
+        finished_at=time.time(),
+        continuations=continuations,
+        model_calls=0,
+        checklist=[{"item": t.text, "status": t.status, "note": t.source} for t in todos],
+        protected=protected.manifest(dict(manifest) if manifest else None, root),
+    )
+    cert["agent"] = dict(agent)
+    if transcript is not None:
+        cert["agent_transcript"] = transcript.as_data()
+    return write_certificate(cert, data_dir() / "certificates", evidence=Evidence(), transcript=[])

@@ -95,6 +95,8 @@ class Round(_Strict):
     """The hook's own failure, for ``fault`` rounds."""
     note: str | None = None
     """Why a stop was let through without spending a continuation (``deferred``)."""
+    certificate: str | None = None
+    """The certificate a ``passed`` round wrote."""
 
 
 class HookState(_Strict):
