@@ -129,13 +129,13 @@ _make("claude-stop", AGENTS["claude"], "Alias of `donegate hook claude`.")
 def _unknown_hook(name: str) -> click.Command:
     known = ", ".join(AGENTS)
 
-    @_hook_options
     def command(**params: Any) -> None:
         ctx = click.get_current_context()
         ctx.meta.setdefault(_USAGE, f"no such hook {name!r} (expected {known})")
-        _run(AgentCLI(), **params)
+        _run(AgentCLI(), **params)  # no CLI known: the answer every CLI accepts
 
-    return _HookCommand(name, callback=command, params=getattr(command, "__click_params__", []))
+    made: click.Command = click.command(name, cls=_HookCommand)(_hook_options(command))
+    return made
 
 
 @hook_group.command("install")
