@@ -63,6 +63,8 @@ def run_hooks(hooks, event, payload, log):
 
 def main():
     args = sys.argv[1:]
+    if args[:1] == ["app-server"]:
+        return 1  # this stand-in speaks no JSON-RPC: Codex's trust cannot be had from it
     if args == ["--version"]:
         print("2.1.197 (Claude Code)" if NAME == "claude" else "0.61.0")
         return 0

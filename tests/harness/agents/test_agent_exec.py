@@ -33,7 +33,7 @@ def bin_dir(tmp_path: Path) -> Path:
     """A PATH folder holding the fake agent as ``claude`` and ``gemini`` (and an unknown name)."""
     folder = tmp_path / "bin"
     folder.mkdir()
-    for name in ("claude", "gemini", "my-agent"):
+    for name in ("claude", "codex", "gemini", "my-agent"):
         script = folder / name
         script.write_text(f"#!{sys.executable}\n" + FAKE.read_text())
         script.chmod(0o755)
@@ -299,3 +299,16 @@ def test_a_stop_while_a_background_subagent_runs_spends_no_continuation(
     assert summary is not None and summary["continuations"] == 0
     assert [c["answer"] for c in calls] == [None, None, None]  # nothing blocked
     assert "donegate: Stop: deferred (0 of 2): background work still running" in proc.stderr
+
+
+def test_a_gate_that_cannot_be_installed_fails_the_run_exit_4(
+    ab_task: Path, homes: dict[str, Path], bin_dir: Path, tmp_path: Path
+) -> None:
+    proc, summary, calls = run_exec(
+        ["--task", str(ab_task), "--json", "--", "codex", "exec", "write a and b"],
+        [HALF, REST], homes=homes, bin_dir=bin_dir, tmp_path=tmp_path,
+    )  # fmt: skip
+    assert proc.returncode == 4, proc.stderr
+    assert summary is not None and calls == []  # the agent never ran ungated
+    assert summary["reason"].startswith("the gate could not be installed for Codex CLI: ")
+    assert summary["agent"]["exit_code"] is None

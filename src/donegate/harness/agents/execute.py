@@ -143,7 +143,14 @@ def exec_agent(
         cwd=root,
     )
     version = _version(executable, base_env)
-    args, env_changes = agent.exec_setup([executable, *argv[1:]], setup)
+    try:
+        args, env_changes = agent.exec_setup([executable, *argv[1:]], setup)
+    except (UserError, OSError) as exc:  # the run cannot be gated: it is not run at all
+        info: dict[str, Any] = {"name": agent.name, "version": version, "exit_code": None,
+                                "result": None, "error": None}  # fmt: skip
+        reason = f"the gate could not be installed for {agent.title}: {exc}"
+        return ExecResult(status="failed", reason=reason, continuations=0, agent=info,
+                          run_dir=run_dir)  # fmt: skip
     run_env = {**base_env, **env_changes, "DONEGATE_HOME": str(data_dir())}
     progress(f"donegate: {agent.title} {version or ''} with the gate (budget {budget}): "
              f"{' '.join(argv)}")  # fmt: skip
