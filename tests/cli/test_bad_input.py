@@ -11,6 +11,7 @@ changed or removed by a refused command.
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import signal
 import subprocess
@@ -165,8 +166,10 @@ def _cases() -> Iterator[Any]:
         yield pytest.param(["run", name, "--model", "script:script.yaml"], 2, says,
                            id=f"run-{name}")  # fmt: skip
         yield pytest.param(["submit", name, "--db", "store.db"], 2, says, id=f"submit-{name}")
-        # a Claude Code hook never exits 2 (Claude reads 2 as "block"): a broken hook is 1
-        yield pytest.param(["hook", "claude-stop", "--task", name], 1, says, id=f"hook-{name}")
+        yield pytest.param(["hook", "install", "claude", "--task", name], 2, says,
+                           id=f"hook-install-{name}")  # fmt: skip
+        yield pytest.param(["exec", "--task", name, "--", "claude", "-p", "x"], 2, says,
+                           id=f"exec-{name}")  # fmt: skip
     for name in SCRIPT_FILES:
         says = (name, SAYS[name])
         yield pytest.param(["replay", name], 2, says, id=f"replay-{name}")
@@ -242,6 +245,8 @@ def _cases() -> Iterator[Any]:
         yield pytest.param(args, 2, ("no store at", "home"), id=f"{'-'.join(args)}-default-db")
     yield pytest.param(["submit", "ok.yaml", "--db", "store.db", "--broker", "notaurl"], 2,
                        ("--broker",), id="submit-bad-broker")  # fmt: skip
+    yield pytest.param(["hook", "uninstall", "claude", "--task", "ok.yaml", "--dir", "nowhere"],
+                       2, ("nowhere",), id="hook-uninstall-no-dir")  # fmt: skip
     yield pytest.param(["nosuch"], 2, ("nosuch",), id="unknown-command")
     yield pytest.param(["tasks", "show"], 2, ("TASK_ID",), id="missing-argument")
 
@@ -280,6 +285,7 @@ def _commands(group: click.Group, prefix: tuple[str, ...] = ()) -> Iterator[tupl
 def test_every_command_is_fed_bad_input() -> None:
     fed = {tuple(a for a in p.values[0][:2] if not a.startswith("-") and "." not in a)
            for p in CASES}  # fmt: skip
+    fed |= {("hook", agent) for agent in HOOK_AGENTS}  # their own test, below: they block
     missing = [c for c in _commands(app) if not any(f[: len(c)] == c for f in fed)]
     assert not missing, f"no bad-input case for: {missing}"
 
@@ -342,3 +348,25 @@ def test_ctrl_c_exits_130(tmp_path: Path) -> None:
     _, err = proc.communicate(timeout=30)
     assert proc.returncode == 130, err
     assert err.strip().splitlines()[-1] == "donegate: interrupted" and "Traceback" not in err
+
+
+# -- agent hooks fail closed: a bad task file is a block naming it, never a traceback -----------
+
+HOOK_PAYLOAD = '{"session_id": "bad-input", "cwd": "%s", "hook_event_name": "%s"}'
+HOOK_AGENTS = ("claude", "claude-stop", "codex", "gemini")
+
+
+@pytest.mark.parametrize("agent", HOOK_AGENTS)
+@pytest.mark.parametrize("name", ["nonutf8.yaml", "deep.json", "huge.yaml", "missing.yaml"])
+def test_a_hook_given_a_bad_task_file_blocks_naming_it(world: Path, agent: str, name: str) -> None:
+    event = "AfterAgent" if agent == "gemini" else "Stop"
+    out = subprocess.run(
+        [sys.executable, "-m", "donegate", "hook", agent, "--task", name],
+        input=HOOK_PAYLOAD % (world, event), capture_output=True, text=True, cwd=world, timeout=60,
+        env={**os.environ, "DONEGATE_HOME": str(world.parent / "hook-home")},
+    )  # fmt: skip
+    assert out.returncode == 0, out.stderr
+    assert "Traceback" not in out.stderr
+    decision = json.loads(out.stdout)
+    assert decision["decision"] in {"block", "deny"}
+    assert name in decision["reason"]

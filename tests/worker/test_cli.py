@@ -192,7 +192,7 @@ def test_submit_refuses_a_max_attempts_that_allows_no_run(
     code, _, err = run(
         capsys, "submit", write_task(tmp_path, "t1"), "--db", db, "--max-attempts", value
     )
-    assert code == 2 and err == f"donegate: max_attempts must be a whole number >= 1, got {value}\n"
+    assert code == 2 and "--max-attempts" in err and err.count("\n") == 1, err
     store = open_store(db)
     assert store.list_tasks() == []
     store.close()

@@ -84,7 +84,11 @@ def sqlite_done(db: Path) -> int:
 def wait_for(done: Callable[[], int], n: int, proc: subprocess.Popen[str]) -> None:
     deadline = time.monotonic() + 60
     while done() < n:
-        assert proc.poll() is None, "the worker ended before the fault"
+        if proc.poll() is not None:
+            _, err = proc.communicate()
+            raise AssertionError(
+                f"the worker ended before the fault (exit {proc.returncode}):\n{err}"
+            )
         assert time.monotonic() < deadline, "the worker made no progress"
         time.sleep(0.05)
 
