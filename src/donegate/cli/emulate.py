@@ -42,6 +42,7 @@ def _run(
     upstream: str | None,
     record: str | None,
     redact: tuple[str, ...],
+    side_calls: bool = False,
 ) -> None:
     from donegate.testing.emulator import Emulator
     from donegate.testing.recorder import Recorder
@@ -54,7 +55,13 @@ def _run(
         raise UserError("give at least one script to serve (or --upstream URL --record OUT)")
     recorder = Recorder(patterns=redact) if upstream else None
     emulator = Emulator(
-        *scripts, host=host, port=port, log=log, upstream=upstream, recorder=recorder
+        *scripts,
+        host=host,
+        port=port,
+        log=log,
+        upstream=upstream,
+        recorder=recorder,
+        side_calls=side_calls,
     )
 
     def ready(url: str) -> None:
@@ -85,6 +92,11 @@ _redact = click.option(
 @click.option("--upstream", default=None, help="Proxy mode: the real API's base URL.")
 @click.option("--record", default=None, metavar="OUT", help="Proxy mode: write the run here.")
 @_redact
+@click.option(
+    "--side-calls",
+    is_flag=True,
+    help="Answer Gemini CLI's side calls (routing, summaries) with a stock reply, no turn used.",
+)
 def emulate_command(
     *,
     scripts: tuple[str, ...],
@@ -94,15 +106,16 @@ def emulate_command(
     upstream: str | None,
     record: str | None,
     redact: tuple[str, ...],
+    side_calls: bool,
 ) -> None:
     """Serve SCRIPTS on the providers' real endpoints until interrupted.
 
     OpenAI clients use http://HOST:PORT/v1, Anthropic and Gemini clients http://HOST:PORT. Several
     scripts are several conversations, picked by the x-donegate-conversation header (index or
-    file stem) or in order. Prints the turns served as JSON on exit.
+    file stem), by prompt, or in order. Prints the turns served as JSON on exit.
     """
     _run(scripts, host=host, port=port, log=log, upstream=upstream, record=record,
-         redact=redact)  # fmt: skip
+         redact=redact, side_calls=side_calls)  # fmt: skip
 
 
 @app.command("record")

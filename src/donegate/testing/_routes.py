@@ -12,7 +12,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from donegate.messages import Ending, ErrorInfo, Message, Turn
+from donegate.errors import DonegateError
+from donegate.messages import Ending, ErrorInfo, Message, TextPart, Turn
 from donegate.models._sse import iter_sse
 from donegate.models.registry import wire_format
 from donegate.testing.player import is_retryable
@@ -24,11 +25,15 @@ __all__ = [
     "Reply",
     "Route",
     "error_reply",
+    "is_side_call",
     "json_body",
     "redact_query",
     "route",
+    "schema_example",
+    "side_reply",
     "sse_to_array",
     "static_reply",
+    "user_texts",
 ]
 
 Kind = Literal["model", "count_tokens", "models", "model_info", "ping", "admin", "unknown"]
@@ -243,3 +248,84 @@ def error_reply(api: str, status: int, message: str) -> Reply:
     if is_retryable(status):
         headers["x-should-retry"] = "false"
     return Reply(status=status, body=rendered.body.encode("utf-8"), headers=headers)
+
+
+# -- conversations told apart by their prompt, and side calls ----------------------------------
+
+
+def user_texts(api: str, body: Any) -> tuple[str, ...]:
+    """The text parts of the request's user messages, in order, stripped (none if unreadable).
+
+    The emulator matches them against each script's ``prompt`` to tell conversations apart when
+    one client runs several at once (Claude Code's subagents share its base URL).
+    """
+    if not isinstance(body, dict):
+        return ()
+    try:
+        request = wire_format(api).parse_request(body)
+    except (DonegateError, ValueError, TypeError, KeyError, AttributeError):
+        return ()
+    return tuple(
+        part.text.strip()
+        for message in request.messages
+        if message.role == "user"
+        for part in message.parts
+        if isinstance(part, TextPart)
+    )
+
+
+def is_side_call(route: Route, body: Any) -> bool:
+    """True for a Gemini CLI side call: a non-streamed ``generateContent`` offering no tools.
+
+    Gemini CLI's own turns are always ``streamGenerateContent`` with its tools; its utility
+    calls (model routing, next-speaker and loop checks, summaries, compression) go through
+    ``generateContent`` without tools, on the same base URL, as many as it likes.
+    """
+    return (
+        route.kind == "model"
+        and route.api == "gemini"
+        and not route.stream
+        and isinstance(body, dict)
+        and not body.get("tools")
+    )
+
+
+def side_reply(body: Any) -> Reply:
+    """A stock answer to a side call: an example of the JSON schema it asks for, else ``OK``."""
+    config = body.get("generationConfig") if isinstance(body, dict) else None
+    config = config if isinstance(config, dict) else {}
+    schema = config.get("responseJsonSchema") or config.get("responseSchema")
+    text = json.dumps(schema_example(schema)) if schema is not None else "OK"
+    turn = Turn(
+        message=Message(role="assistant", parts=(TextPart(text=text),)), ending=Ending.COMPLETE
+    )
+    rendered = wire_format("gemini").render_response(turn)
+    headers = {"content-type": rendered.content_type, **rendered.headers}
+    return Reply(status=rendered.status, body=rendered.body.encode("utf-8"), headers=headers)
+
+
+def schema_example(schema: Any) -> Any:
+    """The plainest value a JSON schema (or Gemini's upper-case variant) accepts.
+
+    Objects get every required property (all of them when none is required), enums their first
+    value, strings ``"ok"``, numbers 0, arrays nothing.
+    """
+    if not isinstance(schema, Mapping):
+        return "ok"
+    if schema.get("enum"):
+        return schema["enum"][0]
+    if "const" in schema:
+        return schema["const"]
+    for key in ("anyOf", "oneOf", "allOf"):
+        if schema.get(key):
+            return schema_example(schema[key][0])
+    kind = schema.get("type")
+    if isinstance(kind, list):
+        kind = next((k for k in kind if str(k).lower() != "null"), "null")
+    kind = str(kind or ("object" if "properties" in schema else "string")).lower()
+    if kind == "object":
+        props = schema.get("properties")
+        props = props if isinstance(props, Mapping) else {}
+        required = schema.get("required") or list(props)
+        return {k: schema_example(props.get(k)) for k in required}
+    return {"array": [], "integer": 0, "number": 0, "boolean": False, "null": None}.get(kind, "ok")

@@ -16,9 +16,15 @@ production::
 Each conversation is a `ScriptedModel`, and each request goes through its ``handler(api)``: the
 same turn selection and the same wire rendering as the in-process player, so a script replays
 alike in both. Several scripts are several conversations, chosen by the
-``x-donegate-conversation`` header (an index or the script file's stem), else in order: the
-first conversation with turns left answers. A call past the last turn is an HTTP 500 in the
+``x-donegate-conversation`` header (an index or the script file's stem); else by prompt: a
+conversation whose script ``prompt`` is the text of one of the request's user messages (the
+latest such message wins, so a subagent with its own prompt gets its own script); else in order:
+the first conversation with turns left answers. A call past the last turn is an HTTP 500 in the
 provider's error shape saying "model called N times but script has M turns".
+
+With ``side_calls=True`` Gemini CLI's side calls (routing, summaries: a non-streamed
+``generateContent`` offering no tools) get a stock answer, logged as ``kind: "side_call"``,
+and use no script turn.
 
 Fault turns are served for real: ``{delay: S}`` holds the answer S seconds (a client whose
 timeout is shorter gives up, and that attempt has used the turn), ``{disconnect: true}`` closes
@@ -112,7 +118,10 @@ class Emulator:
         upstream: str | None = None,
         recorder: Recorder | None = None,
         base_dir: str | os.PathLike[str] | None = None,
+        side_calls: bool = False,
     ) -> None:
+        self.side_calls = side_calls
+        """Answer Gemini CLI's side calls with a stock reply instead of a script turn."""
         self.base_dir = Path(base_dir) if base_dir is not None else None
         """Relative script paths given to `load` resolve here (default: the working directory)."""
         self.strict = False
@@ -220,6 +229,9 @@ class Emulator:
         incoming = Incoming(method, path, query, heads, body, parsed, problem)
         if self.upstream is not None and route.kind != "ping":
             reply = self._forward(route, incoming)
+        elif self.side_calls and _routes.is_side_call(route, parsed):
+            entry["kind"] = "side_call"
+            reply = _routes.side_reply(parsed)
         elif route.kind == "model":
             reply = self._answer(route, incoming, entry)
         else:
@@ -238,9 +250,10 @@ class Emulator:
             return error_reply(api, 400, f"{api}: unreadable request body: {problem}")
         import httpx2
 
+        said = _routes.user_texts(api, parsed)
         with self._lock:
             try:
-                index, conv = self._select(heads.get(CONVERSATION_HEADER))
+                index, conv = self._select(heads.get(CONVERSATION_HEADER), said)
             except UserError as exc:
                 return error_reply(api, 400, str(exc))
             entry["conversation"] = conv.name
@@ -276,7 +289,7 @@ class Emulator:
             reply = replace(reply, delay=fault.delay)
         return reply
 
-    def _select(self, wanted: str | None) -> tuple[int, Conversation]:
+    def _select(self, wanted: str | None, said: tuple[str, ...] = ()) -> tuple[int, Conversation]:
         convs = self.conversations
         if not convs:
             raise UserError("no script loaded: start the emulator with a script, or call load()")
@@ -289,10 +302,16 @@ class Emulator:
                     return i, conv
             names = ", ".join(f"{i} ({c.name})" for i, c in enumerate(convs))
             raise UserError(f"{CONVERSATION_HEADER}: no conversation {wanted!r}; have {names}")
-        for i, conv in enumerate(convs):
+        candidates = list(enumerate(convs))
+        where = {text: n for n, text in enumerate(said)}  # a text said twice: its latest place
+        prompted = [(where[p], i, c) for i, c in candidates if (p := _prompt(c)) in where]
+        if prompted:
+            latest = max(n for n, _, _ in prompted)
+            candidates = [(i, c) for n, i, c in prompted if n == latest]
+        for i, conv in candidates:
             if not conv.used:
                 return i, conv
-        return len(convs) - 1, convs[-1]  # every script used: the last one reports the extra call
+        return candidates[-1]  # every candidate used: the last one reports the extra call
 
     def _admin(self, route: Route) -> Reply:
         if route.name == "requests":
@@ -403,3 +422,8 @@ class Emulator:
         tb: TracebackType | None,
     ) -> None:
         self.stop()
+
+
+def _prompt(conv: Conversation) -> str | None:
+    script = conv.model.script
+    return script.prompt.strip() if script is not None else None
