@@ -1,0 +1,126 @@
+"""Each real agent CLI, gated by donegate, against scripted model turns on the emulator.
+
+Claude Code (the oldest supported and the newest), Codex CLI and Gemini CLI, each gated both
+ways a user would (``donegate exec`` and ``donegate hook install``), each asked to write four
+files while its script stops short in a different way. What is asserted is the world and the
+gate's records: the files, the model requests the emulator received (their number, and which of
+them carried a new message from the gate), exit codes, certificates and escalation reports.
+Never the words a CLI wraps a block's reason in: they differ between CLIs and versions.
+
+Skipped only when a binary is missing and its ``DONEGATE_REQUIRE_*`` variable is unset.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from donegate.testing import Emulator
+from tests.agents_e2e._agents import ALL, CHECK_PREFIX, FILES, Cli, Mode, Run, Session
+
+pytestmark = pytest.mark.slow
+
+MODES: tuple[Mode, ...] = ("exec", "install")
+each_cli = pytest.mark.parametrize("cli", ALL, ids=[c.label for c in ALL])
+each_mode = pytest.mark.parametrize("mode", MODES)
+
+
+def written(session: Session) -> list[str]:
+    return sorted(p.name for p in session.work.iterdir() if p.is_file())
+
+
+def failed_checks(run: Run) -> list[str]:
+    assert run.summary is not None, run.explain()
+    return [c["name"] for c in run.summary["checks"] if not c["passed"]]
+
+
+@each_mode
+@each_cli
+def test_a_progress_report_is_continued_to_done(cli: Cli, mode: Mode, tmp_path: Path) -> None:
+    session = Session(cli, tmp_path)
+    with Emulator(*session.scripts("continued")) as emu:
+        run = session.run(emu, mode, max_continuations=2)
+        emu.assert_exhausted()
+
+    # Four model requests: the first writes, the progress report (blocked), the rest, the end.
+    assert len(run.requests) == 4, run.explain()
+    assert run.gate_messages() == [2], run.explain()  # the request after the progress report
+    assert written(session) == sorted(FILES)
+    assert run.reports() == []
+    assert run.code == 0, run.explain()
+    if mode == "exec":
+        assert run.summary is not None
+        assert (run.summary["status"], run.summary["continuations"]) == ("done", 1)
+        assert run.summary["agent"]["name"] == cli.kind
+        assert failed_checks(run) == []
+        certificate = run.summary["certificate"]
+        assert certificate and Path(certificate).is_file()
+        # The certificate proves itself: its digests match and its checks pass again.
+        verify = [sys.executable, "-m", "donegate", "verify", certificate,
+                  "--workdir", str(session.work)]  # fmt: skip
+        proved = subprocess.run(verify, capture_output=True, text=True, check=False)
+        assert proved.returncode == 0, proved.stdout + proved.stderr
+
+
+@each_mode
+@each_cli
+def test_a_stuck_session_escalates_after_exactly_max_continuations(
+    cli: Cli, mode: Mode, tmp_path: Path
+) -> None:
+    session = Session(cli, tmp_path)
+    with Emulator(*session.scripts("stuck")) as emu:
+        run = session.run(emu, mode, max_continuations=2)
+        emu.assert_exhausted()
+
+    # The writes, then three stops: two blocked (Codex and Gemini have no cap of their own;
+    # Claude Code's is 8), the third let through with a report.
+    assert len(run.requests) == 4, run.explain()
+    assert run.gate_messages() == [2, 3], run.explain()
+    assert written(session) == ["a.txt", "b.txt"]  # the world as the agent left it
+    [report] = run.reports()
+    assert (report["continuations"], report["max_continuations"]) == (2, 2)
+    assert [c["name"] for c in report["left"]["failed_checks"]] == [
+        f"{CHECK_PREFIX} c.txt",
+        f"{CHECK_PREFIX} d.txt",
+    ]
+    if mode == "exec":
+        assert run.code == 3, run.explain()
+        assert run.summary is not None
+        assert (run.summary["status"], run.summary["continuations"]) == ("escalated", 2)
+        assert run.summary["certificate"] is None
+        assert Path(run.summary["escalation"]["json"]).is_file()
+        assert Path(run.summary["escalation"]["markdown"]).is_file()
+        assert failed_checks(run) == [f"{CHECK_PREFIX} c.txt", f"{CHECK_PREFIX} d.txt"]
+    else:
+        assert run.code == 0, run.explain()  # the CLI itself reports success: the gate does not
+
+
+@each_mode
+@each_cli
+def test_todo_items_ticked_complete_are_not_done_while_a_check_fails(
+    cli: Cli, mode: Mode, tmp_path: Path
+) -> None:
+    session = Session(cli, tmp_path)
+    with Emulator(*session.scripts("todos_ticked")) as emu:
+        run = session.run(emu, mode, max_continuations=1)
+        emu.assert_exhausted()
+
+    last = len(run.requests) - 1
+    assert run.gate_messages() == [last], run.explain()  # one block, after "all complete"
+    assert written(session) == ["a.txt", "b.txt"]
+    [report] = run.reports()
+    # The gate read the agent's own list, every item ticked, and still did not call it done.
+    assert report["checklist"], report
+    assert {item["status"] for item in report["checklist"]} == {"done"}
+    assert [c["name"] for c in report["left"]["failed_checks"]] == [
+        f"{CHECK_PREFIX} c.txt",
+        f"{CHECK_PREFIX} d.txt",
+    ]
+    if mode == "exec":
+        assert run.code == 3, run.explain()
+        assert run.summary is not None
+        assert run.summary["status"] == "escalated"
+        assert run.summary["certificate"] is None
