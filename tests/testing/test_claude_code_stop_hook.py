@@ -104,6 +104,7 @@ def run_claude(emu: Emulator, workdir: Path, home: Path) -> tuple[int, dict[str,
     """Run ``claude -p`` against the emulator; its exit code and the JSON result it printed."""
     home.mkdir(exist_ok=True)
     env = {
+        "DONEGATE_HOME": str(data_dir(workdir)),  # the hook's state: never in the workdir
         "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
         "HOME": str(home),  # no user settings, no login: the emulator is the only API
         "LANG": "C.UTF-8",
@@ -132,11 +133,19 @@ def last_message(entries: list[dict[str, Any]]) -> tuple[str, str]:
     return message.role, message.text
 
 
+def data_dir(work: Path) -> Path:
+    """The hook's data directory (DONEGATE_HOME), beside the workdir."""
+    return work.parent / "donegate-home"
+
+
 def hook_state(work: Path, session_id: str) -> dict[str, Any]:
-    state: dict[str, Any] = json.loads(
-        (work / ".donegate" / "hooks" / f"migrate--{session_id}.json").read_text()
-    )
+    record = json.loads((data_dir(work) / "hooks" / "migrate" / f"{session_id}.json").read_text())
+    state: dict[str, Any] = record["state"]
     return state
+
+
+def failed_names(round_: dict[str, Any]) -> list[str]:
+    return [c["name"] for c in round_["checks"] if not c["passed"]]
 
 
 def stdin_lines(log: Path) -> list[dict[str, Any]]:
@@ -177,14 +186,16 @@ def test_a_progress_report_is_continued_until_the_check_passes(tmp_path: Path) -
 
     # The hook ran at both stops and blocked once; the pass reset the session's count.
     state = hook_state(work, session)
-    assert [(h["stop_hook_active"], h["failed_checks"]) for h in state["history"]] == [
-        (False, [CHECK_NAME]),
-        (True, []),
+    stops = [r for r in state["rounds"] if r["event"] == "Stop"]
+    assert [(r["stop_hook_active"], failed_names(r), r["outcome"]) for r in stops] == [
+        (False, [CHECK_NAME], "blocked"),
+        (True, [], "passed"),
     ]
-    assert state["blocks"] == 0 and state["escalated"] is None and "passed_at" in state
-    assert state["reasons"] == [FAILED]
-    assert state["claims"] == [progress[0].text]
-    assert not (work / ".donegate" / "escalations").exists()
+    assert state["blocks"] == 0 and state["escalated"] is None
+    assert stops[0]["problems"] == [FAILED]
+    assert stops[0]["claim"] == progress[0].text
+    assert not (data_dir(work) / "escalations").exists()
+    assert not (work / ".donegate").exists()
 
     # What Claude Code sent each hook on stdin.
     inputs = stdin_lines(stdin_log)
@@ -228,29 +239,34 @@ def test_a_stuck_agent_is_blocked_max_continuations_times_then_escalated(tmp_pat
     # Blocked exactly max_continuations times; the state points at the report, written once.
     state = hook_state(work, session)
     assert state["blocks"] == 3
-    assert len(state["history"]) == 4
-    assert state["claims"] == stuck[:3]
-    reports = sorted((work / ".donegate" / "escalations").iterdir())
+    stops = [r for r in state["rounds"] if r["event"] == "Stop"]
+    assert [r["outcome"] for r in stops] == ["blocked"] * 3 + ["escalated"]
+    assert [r["claim"] for r in stops] == stuck
+    reports = sorted((data_dir(work) / "escalations").iterdir())
     assert [p.suffix for p in reports] == [".json", ".md"]
     assert state["escalated"] == str(reports[0])
 
     report = json.loads(reports[0].read_text())
     assert (report["kind"], report["task_id"]) == ("donegate.escalation", "migrate")
     assert report["prompt"] == "Migrate the six endpoints to api/."
-    assert report["reason"] == f"checks still failing after 3 continuation(s): {FAILED}"
+    assert report["reason"] == f"not done after 3 continuation(s): {FAILED}"
     assert (report["continuations"], report["max_continuations"]) == (3, 3)
     [failed] = report["left"]["failed_checks"]
     assert (failed["name"], failed["exit_code"]) == (CHECK_NAME, 1)
     assert failed["output_tail"] == "4/6 endpoints migrated; missing: payments, refunds\n"
-    assert [r["claim"] for r in report["why_stuck"]] == stuck[:3]
-    assert {r["verdict"] for r in report["why_stuck"]} == {"continue"}
+    assert [r["claim"] for r in report["why_stuck"]] == stuck  # the blocked ones, then the last
+    assert [r["verdict"] for r in report["why_stuck"]] == ["continue"] * 3 + ["escalate"]
     extra = report["state"]
     assert (extra["session_id"], extra["cwd"]) == (session, str(work))
-    assert extra["transcript_path"] == inputs[-1]["transcript_path"]
-    assert extra["last_assistant_message"] == stuck[3]
+    assert extra["last_claim"] == stuck[3]
+    # The transcript is pointed to (path and digest of what the hook saw), never copied.
+    pointer = extra["transcript"]
+    assert pointer["path"] == inputs[-1]["transcript_path"] and pointer["read"] is True
+    assert len(pointer["sha256"]) == 64
+    lines = [json.loads(line) for line in Path(pointer["path"]).read_text().splitlines()]
     said = [
         block.get("text")
-        for line in extra["transcript"]
+        for line in lines
         if isinstance(line, dict) and line.get("type") == "assistant"
         for block in line["message"]["content"]
     ]
@@ -282,4 +298,4 @@ def test_claude_code_stops_following_blocks_after_eight_text_only_continuations(
     assert len(stdin_lines(stdin_log)) == 9
     state = hook_state(work, result["session_id"])
     assert state["blocks"] == 9 and state.get("escalated") is None
-    assert not (work / ".donegate" / "escalations").exists()
+    assert not (data_dir(work) / "escalations").exists()

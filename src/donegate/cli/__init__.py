@@ -10,6 +10,7 @@ import sys
 
 import click
 
+from donegate.cli import exec as _exec  # noqa: F401  (registers `donegate exec`)
 from donegate.cli._app import app
 from donegate.errors import DonegateError
 

@@ -7,7 +7,6 @@
 from donegate.harness.certificate import verify_certificate
 from donegate.harness.checklist import Checklist, ChecklistItem
 from donegate.harness.checks import CheckResult, run_check, run_checks
-from donegate.harness.claude_hook import claude_stop
 from donegate.harness.evidence import Evidence, EvidenceRecord
 from donegate.harness.gate import CompletionGate, GateRound
 from donegate.harness.runner import TaskResult, arun_task, run_task
@@ -28,7 +27,6 @@ __all__ = [
     "Verifier",
     "VerifierAnswer",
     "arun_task",
-    "claude_stop",
     "load_task",
     "run_check",
     "run_checks",

@@ -1,0 +1,251 @@
+"""Codex CLI (``@openai/codex``): its Stop and SubagentStop hooks, its goal, its hook trust.
+
+Measured on 0.169.0 and 0.171.0 (``shared/agent-hooks``):
+
+- Payload: ``session_id``, ``turn_id``, ``transcript_path`` (the rollout JSONL), ``cwd``,
+  ``hook_event_name`` (``Stop``/``SubagentStop``/``SessionStart``), ``model``,
+  ``stop_hook_active``, ``last_assistant_message``; SubagentStop adds ``agent_id`` and
+  ``agent_transcript_path`` (its schema is in the binary: ``subagent-stop.command.input``).
+- Answer: ``{"decision": "block", "reason": ...}`` (an empty reason is ignored); it reaches the
+  model as ``<hook_prompt ...>REASON</hook_prompt>``. Codex has no cap of its own on blocks.
+- Goal: one row per thread in ``$CODEX_HOME/goals_1.sqlite``, table ``thread_goals``
+  (``thread_id`` = the hook's ``session_id``, ``objective``, ``status`` one of active, paused,
+  blocked, usage_limited, budget_limited, complete).
+- Hooks are skipped, silently, until trusted: a ``trusted_hash`` per hook in ``config.toml``
+  (``[hooks.state."<file>:stop:0:0"]``), whose value is what ``codex app-server`` reports for
+  the hook (JSON-RPC ``hooks/list``, ``currentHash``); `trust_hooks` asks it. Command hooks
+  time out after 600 s (``timeoutSec`` in that listing).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import sqlite3
+import subprocess
+import time
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from donegate.errors import UserError
+from donegate.harness.agents.base import (
+    AgentCLI,
+    EventKind,
+    ExecSetup,
+    StopEvent,
+    TodoItem,
+    TodoStateError,
+)
+from donegate.harness.agents.transcript import TranscriptRef
+
+__all__ = ["CODEX", "CodexCLI", "codex_home", "hook_hashes", "trust_entries"]
+
+GOALS_DB = "goals_1.sqlite"
+_LINKED = ("auth.json", "AGENTS.md")
+"""Files of the user's Codex home a run needs and never writes: linked, not copied."""
+_STATUS = {"complete": "done", "blocked": "blocked"}
+
+
+def codex_home() -> Path:
+    """Codex's own folder: ``$CODEX_HOME`` or ``~/.codex``."""
+    env = os.environ.get("CODEX_HOME")
+    return Path(env).expanduser() if env else Path.home() / ".codex"
+
+
+class CodexCLI(AgentCLI):
+    """Codex CLI's hook payloads and goal state."""
+
+    name = "codex"
+    title = "Codex CLI"
+    stop_events: Mapping[str, EventKind] = {
+        "Stop": "stop",
+        "SubagentStop": "subagent_stop",
+        "SessionStart": "session_start",
+    }
+    default_deadline = 540.0  # hooks time out after 600 s
+    config_file = ".codex/hooks.json"
+    install_events = ("SessionStart", "Stop", "SubagentStop")
+
+    def data_roots(self) -> list[Path]:
+        """``$CODEX_HOME`` or ``~/.codex``."""
+        return [codex_home()]
+
+    def todos(self, event: StopEvent, transcript: TranscriptRef) -> list[TodoItem]:
+        """The session's goal from ``thread_goals`` (main agent only: a goal is per thread)."""
+        if event.kind != "stop":
+            return []
+        path = codex_home() / GOALS_DB
+        if not path.is_file():
+            return []
+        try:
+            db = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True, timeout=2.0)
+            try:
+                rows = db.execute(
+                    "SELECT objective, status FROM thread_goals WHERE thread_id = ?",
+                    (event.session_id,),
+                ).fetchall()
+            finally:
+                db.close()
+        except sqlite3.OperationalError as exc:
+            if "no such table" in str(exc):
+                return []  # no goal was ever set in this Codex home
+            raise TodoStateError(f"{path}: {exc}") from None
+        except sqlite3.Error as exc:
+            raise TodoStateError(f"{path}: {exc}") from None
+        return [
+            TodoItem(
+                text=str(objective)[:300],
+                status=_STATUS.get(str(status), "open"),  # type: ignore[arg-type]
+                raw_status=str(status)[:40],
+                source="codex goal",
+            )
+            for objective, status in rows
+        ]
+
+    def exec_setup(self, argv: list[str], setup: ExecSetup) -> tuple[list[str], dict[str, str]]:
+        """``codex exec`` with ``CODEX_HOME`` a folder of this run's own, the gate trusted in it.
+
+        The user's ``config.toml`` (providers, models, project trust) is copied, ``auth.json``
+        and ``AGENTS.md`` are linked; ``hooks.json`` holds only the gate's hooks, and their
+        ``trusted_hash`` entries come from ``codex app-server`` run on that home (never
+        ``--dangerously-bypass-hook-trust``, which would also run hooks nobody trusted).
+        """
+        real = Path(setup.env["CODEX_HOME"]).expanduser() if setup.env.get("CODEX_HOME") else (
+            Path(setup.env.get("HOME", str(Path.home()))) / ".codex"
+        )  # fmt: skip
+        home = setup.run_dir / "codex-home"
+        home.mkdir(mode=0o700, exist_ok=True)
+        config = ""
+        with contextlib.suppress(OSError):
+            config = (real / "config.toml").read_text(encoding="utf-8")
+        for name in _LINKED:
+            if (real / name).exists():
+                (home / name).symlink_to((real / name).resolve())
+        hooks = {
+            event: [{"hooks": [self.hook_entry(command, setup.timeout_s)]}]
+            for event, command in setup.commands.items()
+        }
+        (home / "hooks.json").write_text(json.dumps({"hooks": hooks}, indent=2), encoding="utf-8")
+        (home / "config.toml").write_text(config, encoding="utf-8")
+        env = {**setup.env, "CODEX_HOME": str(home)}
+        listed = hook_hashes(argv[0], env=env, cwd=setup.cwd)
+        entries = trust_entries(listed, list(setup.commands.values()))
+        if len(entries) < len(setup.commands):
+            raise UserError(
+                f"codex app-server listed {len(entries)} of the gate's {len(setup.commands)} "
+                "hooks: the gate cannot be trusted in this Codex version"
+            )
+        separator = "\n" if config and not config.endswith("\n") else ""
+        (home / "config.toml").write_text(config + separator + trust_toml(entries), "utf-8")
+        args = list(argv[1:])
+        if not args or args[0] not in ("exec", "e"):
+            args.insert(0, "exec")
+        return [argv[0], *args], {"CODEX_HOME": str(home)}
+
+    def result_of(self, stdout: str) -> tuple[str | None, str | None]:
+        """``codex exec`` prints the last message (``--json``: JSONL events; the last message)."""
+        last: str | None = None
+        error: str | None = None
+        for line in stdout.splitlines()[-2000:]:
+            try:
+                event = json.loads(line)
+            except ValueError:
+                continue
+            if not isinstance(event, dict):
+                continue
+            item = event.get("item")
+            if isinstance(item, dict) and item.get("type") == "agent_message":
+                text = item.get("text")
+                last = text if isinstance(text, str) else last
+            if event.get("type") in ("error", "turn.failed"):
+                error = json.dumps(event.get("error") or event.get("message"))[:500]
+        if last is None and error is None:
+            return super().result_of(stdout)
+        return last, error
+
+
+def hook_hashes(
+    executable: str, *, env: Mapping[str, str], cwd: Path, timeout: float = 30.0
+) -> list[dict[str, Any]]:
+    """The hooks ``codex app-server`` sees for `cwd` (``key``, ``command``, ``currentHash``...).
+
+    One JSON-RPC exchange over stdio: ``initialize``, ``initialized``, ``hooks/list``.
+    """
+    requests = [
+        {"jsonrpc": "2.0", "id": 1, "method": "initialize",
+         "params": {"clientInfo": {"name": "donegate", "version": "1"}}},
+        {"jsonrpc": "2.0", "method": "initialized"},
+        {"jsonrpc": "2.0", "id": 2, "method": "hooks/list", "params": {"cwds": [str(cwd)]}},
+    ]  # fmt: skip
+    try:
+        proc = subprocess.Popen(
+            [executable, "app-server"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            env=dict(env),
+            cwd=cwd,
+            text=True,
+            start_new_session=True,
+        )
+    except OSError as exc:
+        raise UserError(f"cannot start {executable} app-server: {exc.strerror or exc}") from None
+    try:
+        assert proc.stdin is not None and proc.stdout is not None
+        proc.stdin.write("".join(json.dumps(r) + "\n" for r in requests))
+        proc.stdin.flush()
+        ends = time.monotonic() + timeout
+        answer = _read_answer(proc, ends)
+    finally:
+        proc.kill()
+        proc.wait()
+    if "error" in answer:
+        raise UserError(f"codex app-server hooks/list failed: {answer['error']}")
+    hooks: list[dict[str, Any]] = []
+    for entry in answer.get("result", {}).get("data", []):
+        hooks.extend(h for h in entry.get("hooks", []) if isinstance(h, dict))
+    return hooks
+
+
+def _read_answer(proc: subprocess.Popen[str], ends: float) -> dict[str, Any]:
+    import selectors
+
+    assert proc.stdout is not None
+    selector = selectors.DefaultSelector()
+    selector.register(proc.stdout, selectors.EVENT_READ)
+    while (left := ends - time.monotonic()) > 0:
+        if not selector.select(left):
+            break
+        line = proc.stdout.readline()
+        if not line:
+            break
+        try:
+            message = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(message, dict) and message.get("id") == 2:
+            return message
+    raise UserError("codex app-server did not answer hooks/list in time")
+
+
+def trust_entries(hooks: Sequence[Mapping[str, Any]], commands: Sequence[str]) -> dict[str, str]:
+    """``key -> currentHash`` of the listed hooks whose command is one of `commands`."""
+    return {
+        str(h["key"]): str(h["currentHash"])
+        for h in hooks
+        if h.get("command") in commands and h.get("key") and h.get("currentHash")
+    }
+
+
+def trust_toml(entries: Mapping[str, str]) -> str:
+    """The ``config.toml`` lines trusting `entries` (keys and hashes quoted as TOML strings)."""
+    return "".join(
+        f"\n[hooks.state.{json.dumps(key)}]\ntrusted_hash = {json.dumps(value)}\n"
+        for key, value in entries.items()
+    )
+
+
+CODEX = CodexCLI()
+"""The Codex CLI adapter."""

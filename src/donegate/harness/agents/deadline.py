@@ -1,0 +1,97 @@
+"""Checks run against the hook's deadline: a check still running then is a failed check.
+
+Every CLI kills a hook that outlives its timeout (Gemini CLI after 60 s by default) and a killed
+hook lets the agent stop, so the hook must answer before that, whatever its checks do. The
+checks run in order on one worker thread; each gets the smaller of its own timeout and the time
+left. The caller waits for the worker until the deadline (plus a short grace for the kill);
+whatever has not finished by then is reported failed and named as such, never a silent pass.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import threading
+import time
+from collections.abc import Sequence
+from dataclasses import replace
+from pathlib import Path
+
+from donegate.harness.checks import CheckResult, run_check
+from donegate.harness.spec import CheckSpec
+
+__all__ = ["GRACE_S", "run_checks_by"]
+
+GRACE_S = 2.0
+"""Seconds past the deadline the worker gets to kill a timed-out check and report it."""
+
+_EMPTY_DIGEST = hashlib.sha256(b"").hexdigest()
+
+
+def run_checks_by(
+    specs: Sequence[CheckSpec],
+    workdir: Path,
+    *,
+    deadline: float,
+    check_timeout: float = 120.0,
+    label_s: float | None = None,
+) -> list[CheckResult]:
+    """Run every check before `deadline` (a `time.monotonic()` value); one result per check.
+
+    `label_s` is the deadline as the user set it, for the failure details (default: the time
+    left now).
+    """
+    budget = max(0.0, deadline - time.monotonic()) if label_s is None else label_s
+    results: list[CheckResult] = []
+    running: list[int] = []
+    lock = threading.Lock()
+
+    def work() -> None:
+        for index, spec in enumerate(specs):
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return
+            own = spec.timeout or check_timeout
+            limit = min(own, left)
+            with lock:
+                running[:] = [index]
+            result = _run_one(spec, workdir, limit)
+            if limit < own and not result.passed and "timed out" in result.detail:
+                result = replace(result, detail=_still_running(budget))
+            with lock:
+                results.append(result)
+                running.clear()
+
+    worker = threading.Thread(target=work, name="donegate-hook-checks", daemon=True)
+    worker.start()
+    worker.join(max(0.0, deadline - time.monotonic()) + GRACE_S)
+    with lock:
+        done = list(results)
+        current = list(running)
+    out = list(done)
+    for index in range(len(done), len(specs)):
+        spec = specs[index]
+        detail = _still_running(budget) if index in current else _not_run(budget)
+        out.append(_failed(spec, detail))
+    return out
+
+
+def _run_one(spec: CheckSpec, workdir: Path, limit: float) -> CheckResult:
+    capped = spec.model_copy(update={"timeout": limit})
+    try:
+        return run_check(capped, workdir=workdir, timeout=limit)
+    except Exception as exc:  # a check that cannot run is a failed check, named
+        return _failed(spec, f"the check could not run: {exc}")
+
+
+def _still_running(budget: float) -> str:
+    return f"still running at the hook's deadline ({budget:g}s); stopped"
+
+
+def _not_run(budget: float) -> str:
+    return f"not run: the hook's deadline ({budget:g}s) was reached"
+
+
+def _failed(spec: CheckSpec, detail: str) -> CheckResult:
+    return CheckResult(
+        name=spec.name, kind=spec.kind, passed=False, detail=detail, output_digest=_EMPTY_DIGEST
+    )

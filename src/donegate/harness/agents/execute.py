@@ -1,0 +1,349 @@
+"""``donegate exec``: run an agent CLI headless with the gate installed; the harness decides.
+
+1. Recognise the CLI (the executable's name, or ``agent=``), record the run under
+   ``data_dir()/exec/<run id>/run.json`` with the protected-file digests taken before the agent
+   starts, and install the gate's hooks for this run only (the CLI module's `exec_setup`: a
+   settings file, a config home or a defaults file under the run folder).
+2. Run the agent, streaming its output (and each hook decision, from the run's
+   ``events.jsonl``) to `progress` as it goes.
+3. Decide from the harness, not from the agent: run the checks once more, compare the
+   protected files, read the agent's last todo state as the hooks saw it. Nothing open:
+   ``done`` with a certificate. Otherwise ``escalated`` when a hook escalated (its report
+   written), else ``failed``: the agent crashed, hit a provider error, ended with failing
+   checks and budget left, or its hooks never ran.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import secrets
+import shutil
+import subprocess
+import threading
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+from donegate.config import data_dir
+from donegate.errors import UserError
+from donegate.harness.agents import protected
+from donegate.harness.agents.base import AgentCLI, ExecSetup
+from donegate.harness.agents.core import exec_dir
+from donegate.harness.agents.deadline import run_checks_by
+from donegate.harness.agents.install import hook_command
+from donegate.harness.certificate import build_certificate, write_certificate
+from donegate.harness.checks import CheckResult
+from donegate.harness.evidence import Evidence
+from donegate.harness.spec import TaskSpec
+
+__all__ = ["EXEC_HOOK_TIMEOUT_S", "ExecResult", "exec_agent", "recognise"]
+
+EXEC_HOOK_TIMEOUT_S = 600
+"""The hook timeout exec writes into the CLI's config for its run."""
+_OUTPUT_TAIL = 256 * 1024
+
+Status = Literal["done", "escalated", "failed"]
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class ExecResult:
+    """How a gated agent run ended, decided by the harness."""
+
+    status: Status
+    reason: str
+    continuations: int
+    """Blocks the gate spent on the agent's main session(s)."""
+    agent: dict[str, Any]
+    """``name``, ``version``, ``exit_code``, ``result``, ``error`` (a provider error it printed)."""
+    checks: tuple[CheckResult, ...] = ()
+    """The checks as they stood when the agent ended."""
+    certificate: Path | None = None
+    escalation: dict[str, Any] | None = None
+    """The hook's escalation report (``json``, ``markdown``, what was left), when escalated."""
+    run_dir: Path | None = None
+    """This run's record folder (``run.json``, ``events.jsonl``)."""
+    problems: tuple[str, ...] = ()
+
+    def summary(self) -> dict[str, Any]:
+        """The one object ``donegate exec --json`` prints."""
+        return {
+            "status": self.status,
+            "continuations": self.continuations,
+            "agent": self.agent,
+            "checks": [
+                {"name": c.name, "passed": c.passed, "detail": c.detail} for c in self.checks
+            ],
+            "certificate": str(self.certificate) if self.certificate is not None else None,
+            "escalation": self.escalation,
+            "reason": self.reason,
+            "problems": list(self.problems),
+            "run": str(self.run_dir) if self.run_dir is not None else None,
+        }
+
+
+def recognise(executable: str, agents: dict[str, AgentCLI], name: str | None) -> AgentCLI:
+    """The CLI module for `executable` (its file name), or the one `name` says."""
+    if name is not None:
+        if name not in agents:
+            raise UserError(f"--agent {name!r}: expected one of {', '.join(agents)}")
+        return agents[name]
+    stem = Path(executable).name.removesuffix(".exe").removesuffix(".js")
+    if stem not in agents:
+        raise UserError(
+            f"cannot tell which agent {executable!r} is: name it {', '.join(agents)} "
+            "or pass --agent"
+        )
+    return agents[stem]
+
+
+def exec_agent(
+    spec: TaskSpec,
+    task_path: Path,
+    argv: Sequence[str],
+    *,
+    agent: AgentCLI,
+    max_continuations: int | None = None,
+    cwd: Path | None = None,
+    progress: Callable[[str], None] = lambda line: None,
+    env: dict[str, str] | None = None,
+) -> ExecResult:
+    """Run `argv` (an agent CLI) with the gate installed for this run; decide how it ended."""
+    if not argv:
+        raise UserError("no agent command given (donegate exec --task TASK -- AGENT ARGS...)")
+    executable = shutil.which(argv[0])
+    if executable is None:
+        raise UserError(f"{argv[0]}: command not found")
+    root = (cwd or Path.cwd()).resolve()
+    base_env = dict(os.environ if env is None else env)
+    budget = spec.max_continuations if max_continuations is None else max_continuations
+    run_id = time.strftime("%Y%m%dT%H%M%S") + "-" + secrets.token_hex(4)
+    run_dir = exec_dir(run_id)
+    run_dir.mkdir(parents=True, mode=0o700)
+    started = time.time()
+    manifest = protected.take(spec, root, str(task_path))
+    record = {"task": str(task_path.resolve()), "task_id": spec.id, "agent": agent.name,
+              "argv": list(argv), "cwd": str(root), "started": started, "budget": budget,
+              "protected": manifest}  # fmt: skip
+    (run_dir / "run.json").write_text(json.dumps(record, indent=1), encoding="utf-8")
+
+    extra = ("--exec-run", run_id, "--max-continuations", str(budget))
+    deadline = EXEC_HOOK_TIMEOUT_S - 60
+    command = hook_command(agent, task_path, deadline=deadline, extra=extra)
+    setup = ExecSetup(
+        run_dir=run_dir,
+        commands={event: command for event in agent.install_events},
+        timeout_s=EXEC_HOOK_TIMEOUT_S,
+        budget=budget,
+        env=base_env,
+        cwd=root,
+    )
+    version = _version(executable, base_env)
+    args, env_changes = agent.exec_setup([executable, *argv[1:]], setup)
+    run_env = {**base_env, **env_changes, "DONEGATE_HOME": str(data_dir())}
+    progress(f"donegate: {agent.title} {version or ''} with the gate (budget {budget}): "
+             f"{' '.join(argv)}")  # fmt: skip
+    code, stdout = _run(
+        args,
+        env=run_env,
+        cwd=root,
+        events=run_dir / "events.jsonl",
+        narrate=lambda event: progress(_narrate(event, budget)),
+        progress=progress,
+    )
+    result, error = agent.result_of(stdout)
+    info = {"name": agent.name, "version": version, "exit_code": code, "result": result,
+            "error": error}  # fmt: skip
+    return _decide(spec, agent, root=root, run_dir=run_dir, manifest=manifest, info=info,
+                   started=started, budget=budget)  # fmt: skip
+
+
+def _decide(
+    spec: TaskSpec,
+    agent: AgentCLI,
+    *,
+    root: Path,
+    run_dir: Path,
+    manifest: dict[str, Any],
+    info: dict[str, Any],
+    started: float,
+    budget: int,
+) -> ExecResult:
+    events = _events(run_dir / "events.jsonl")
+    main = [e for e in events if not e.get("subagent_id")]
+    continuations = sum(1 for e in main if e.get("outcome") in ("blocked", "fault"))
+    deadline = time.monotonic() + max(60.0, float(EXEC_HOOK_TIMEOUT_S))
+    checks = tuple(run_checks_by(spec.checks, root, deadline=deadline))
+    problems = list(protected.changes(manifest, root))
+    last_todos = next((e.get("todos") or [] for e in reversed(main) if "todos" in e), [])
+    open_items = [t for t in last_todos if isinstance(t, dict) and t.get("status") != "done"]
+    if open_items:
+        problems.append(
+            "open todo items: "
+            + ", ".join(f"{t.get('text')} ({t.get('raw_status')})" for t in open_items)
+        )
+    failed = [c for c in checks if not c.passed]
+    if failed:
+        problems.append("failed checks: " + ", ".join(f"{c.name} ({c.detail})" for c in failed))
+    common: dict[str, Any] = {"continuations": continuations, "agent": info, "checks": checks,
+                              "run_dir": run_dir, "problems": tuple(problems)}  # fmt: skip
+    if not problems:
+        path = _certify(spec, root=root, checks=checks, info=info, manifest=manifest,
+                        started=started, continuations=continuations)  # fmt: skip
+        return ExecResult(status="done", reason="every check passed", certificate=path, **common)
+    escalated = next((e for e in reversed(events) if e.get("outcome") == "escalated"), None)
+    if escalated is not None:
+        report = _report(escalated.get("report"))
+        reason = f"escalated by the hook: {escalated.get('reason')}"
+        return ExecResult(status="escalated", reason=reason, escalation=report, **common)
+    if info["exit_code"] != 0:
+        reason = f"{agent.title} exited with code {info['exit_code']}"
+    elif info["error"]:
+        reason = f"{agent.title} reported an error: {info['error']}"
+    elif not events:
+        reason = (
+            f"the gate's hook never ran: {agent.title} ended without a stop the gate saw "
+            "(hooks disabled, untrusted, or the agent crashed first)"
+        )
+    else:
+        reason = f"{agent.title} ended with {continuations} of {budget} continuations spent"
+    return ExecResult(status="failed", reason=f"{reason}; {'; '.join(problems)}", **common)
+
+
+def _certify(
+    spec: TaskSpec,
+    *,
+    root: Path,
+    checks: Sequence[CheckResult],
+    info: dict[str, Any],
+    manifest: dict[str, Any],
+    started: float,
+    continuations: int,
+) -> Path:
+    cert = build_certificate(
+        spec=spec,
+        workdir=root,
+        checks=checks,
+        evidence=Evidence(),
+        transcript=[],
+        models={"agent": f"{info['name']} {info['version'] or ''}".strip()},
+        started_at=started,
+        finished_at=time.time(),
+        continuations=continuations,
+        model_calls=0,
+    )
+    cert["agent"] = {k: info[k] for k in ("name", "version", "exit_code")}
+    cert["protected"] = manifest
+    return write_certificate(cert, data_dir() / "certificates", evidence=Evidence(), transcript=[])
+
+
+def _report(path: Any) -> dict[str, Any] | None:
+    if not isinstance(path, str):
+        return None
+    out: dict[str, Any] = {"json": path, "markdown": str(Path(path).with_suffix(".md"))}
+    with contextlib.suppress(OSError, ValueError):
+        report = json.loads(Path(path).read_text(encoding="utf-8"))
+        out["open_items"] = [i.get("item") for i in report["left"]["open_items"]]
+        out["failed_checks"] = [c.get("name") for c in report["left"]["failed_checks"]]
+    return out
+
+
+def _version(executable: str, env: dict[str, str]) -> str | None:
+    try:
+        proc = subprocess.run(
+            [executable, "--version"], capture_output=True, text=True, timeout=20, env=env,
+            stdin=subprocess.DEVNULL,
+        )  # fmt: skip
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    line = (proc.stdout or proc.stderr).strip().splitlines()
+    return line[0][:80] if line else None
+
+
+def _run(
+    args: list[str],
+    *,
+    env: dict[str, str],
+    cwd: Path,
+    events: Path,
+    narrate: Callable[[dict[str, Any]], None],
+    progress: Callable[[str], None],
+) -> tuple[int, str]:
+    """Run the agent; its output and the hook's decisions go to `progress` as they come."""
+    try:
+        proc = subprocess.Popen(
+            args, cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+        )  # fmt: skip
+    except OSError as exc:
+        raise UserError(f"cannot start {args[0]}: {exc.strerror or exc}") from None
+    captured: list[bytes] = []
+    done = threading.Event()
+
+    def pump(stream: Any, keep: bool) -> None:
+        for line in iter(stream.readline, b""):
+            if keep:
+                captured.append(line)
+            progress(line.decode("utf-8", errors="replace").rstrip("\n"))
+
+    def watch() -> None:
+        seen = 0
+        while True:
+            finished = done.is_set()
+            lines = _lines(events)
+            for line in lines[seen:]:
+                narrate(line)
+            seen = len(lines)
+            if finished:
+                return
+            done.wait(0.2)
+
+    threads = [
+        threading.Thread(target=pump, args=(proc.stdout, True), daemon=True),
+        threading.Thread(target=pump, args=(proc.stderr, False), daemon=True),
+        threading.Thread(target=watch, daemon=True),
+    ]
+    for t in threads:
+        t.start()
+    try:
+        code = proc.wait()
+    except KeyboardInterrupt:
+        proc.kill()
+        proc.wait()
+        raise
+    for t in threads[:2]:
+        t.join(5)
+    done.set()
+    threads[2].join(5)
+    stdout = b"".join(captured)[-_OUTPUT_TAIL:].decode("utf-8", errors="replace")
+    return code, stdout
+
+
+def _lines(path: Path) -> list[dict[str, Any]]:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError:
+        return []
+    out = []
+    for line in text.splitlines():
+        with contextlib.suppress(ValueError):
+            data = json.loads(line)
+            if isinstance(data, dict):
+                out.append(data)
+    return out
+
+
+_events = _lines
+
+
+def _narrate(event: dict[str, Any], budget: int) -> str:
+    who = f" (subagent {event['subagent_id']})" if event.get("subagent_id") else ""
+    outcome = event.get("outcome")
+    reason = " ".join(str(event.get("reason", "")).split())
+    if len(reason) > 300:
+        reason = reason[:297] + "..."
+    count = f"{event.get('blocks')} of {budget}"
+    return f"donegate: {event.get('event')}{who}: {outcome} ({count}): {reason}"

@@ -1,0 +1,270 @@
+"""Hook state: the block count, each round, the protected-file digests, kept where the agent is not.
+
+A hook is a fresh process at every stop, so what it must remember (how many continuations it
+granted, what each round found, the digests of the protected files, whether it escalated) lives
+in a file: ``data_dir()/hooks/<task id>/<session>.json``, never under the session's cwd, which
+the agent writes. The file is validated on every read (a pydantic model, strict types, no extra
+keys, counts consistent with the rounds) and carries an HMAC over its canonical JSON with a key
+kept beside it (mode 0600). A record that fails any of this is tampering: it is moved aside as
+``*.tampered-N.json`` and every such file counts as a spent continuation, so rewriting the
+record again at each stop cannot reset the budget.
+
+When the task cannot be read the hook still counts its blocks, under
+``hooks/_unreadable/<digest of task path and cwd>/<session>.json`` with a fallback budget.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import hmac
+import json
+import os
+import secrets
+import time
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+from donegate.harness.agents.base import safe_id
+
+__all__ = [
+    "CLAIM_CAP",
+    "KIND",
+    "CheckBrief",
+    "HookState",
+    "Round",
+    "StateStore",
+    "TamperedState",
+    "TodoRecord",
+]
+
+KIND: Literal["donegate.hook-state"] = "donegate.hook-state"
+CLAIM_CAP = 4000
+"""Characters of a claim kept per round (a claim is evidence, not a transcript)."""
+_KEY_FILE = "state.key"
+_MAX_STATE_BYTES = 8 * 1024 * 1024
+_COUNTED = ("blocked", "fault")
+
+Outcome = Literal["blocked", "fault", "passed", "deferred", "escalated", "let_through", "started"]
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
+
+
+class CheckBrief(_Strict):
+    """A check result as a round keeps it."""
+
+    name: str
+    passed: bool
+    detail: str
+
+
+class TodoRecord(_Strict):
+    """A todo item as a round keeps it."""
+
+    text: str
+    status: Literal["open", "done", "blocked"]
+    raw_status: str
+    source: str
+
+
+class Round(_Strict):
+    """One hook call and what the gate made of it."""
+
+    at: float
+    """Unix time of the decision."""
+    event: str
+    """``hook_event_name`` as the CLI sent it."""
+    outcome: Outcome
+    """``blocked``/``fault`` spend a continuation; the others do not."""
+    stop_hook_active: bool = False
+    claim: str | None = None
+    """The newest part of the turn's text (capped at `CLAIM_CAP`)."""
+    checks: list[CheckBrief] = Field(default_factory=list)
+    todos: list[TodoRecord] = Field(default_factory=list)
+    problems: list[str] = Field(default_factory=list)
+    """What stood between the claim and done (the reason sent back, in parts)."""
+    error: str | None = None
+    """The hook's own failure, for ``fault`` rounds."""
+    note: str | None = None
+    """Why a stop was let through without spending a continuation (``deferred``)."""
+
+
+class HookState(_Strict):
+    """Everything one (task, session) pair's hook remembers between stops."""
+
+    kind: Literal["donegate.hook-state"] = KIND
+    version: Literal[1] = 1
+    agent: str
+    task: str
+    """The task id (or, for the unreadable-task fallback, the task path)."""
+    task_path: str
+    session_id: str
+    subagent_id: str | None = None
+    blocks: int = Field(default=0, ge=0)
+    """Continuations spent since the last pass (blocked and fault rounds)."""
+    rounds: list[Round] = Field(default_factory=list)
+    protected: dict[str, Any] | None = None
+    """The protected-file manifest taken at the session's start (`Manifest.as_data`)."""
+    last_raw_claim: str | None = None
+    """The payload's claim as sent last time (for CLIs whose claim accumulates)."""
+    escalated: str | None = None
+    """The escalation report's path, once written."""
+    exec_run: str | None = None
+    """The ``donegate exec`` run this session belongs to, if any."""
+
+    @model_validator(mode="after")
+    def _consistent(self) -> HookState:
+        since_pass = 0
+        for r in self.rounds:
+            if r.outcome == "passed":
+                since_pass = 0
+            elif r.outcome in _COUNTED:
+                since_pass += 1
+        if self.blocks != since_pass:
+            raise ValueError(
+                f"blocks is {self.blocks} but the rounds since the last pass spent {since_pass}"
+            )
+        if self.escalated is not None and not self.rounds:
+            raise ValueError("escalated with no rounds")
+        return self
+
+    def with_round(self, round_: Round, **changes: Any) -> HookState:
+        """A copy with `round_` appended (and the count moved as its outcome says)."""
+        blocks = self.blocks + 1 if round_.outcome in _COUNTED else self.blocks
+        if round_.outcome == "passed":
+            blocks = 0
+        data = self.model_dump()
+        data.update(changes)
+        data["rounds"] = [*data["rounds"], round_.model_dump()]
+        data["blocks"] = blocks
+        if round_.outcome == "passed":
+            data["escalated"] = None
+        return HookState.model_validate(data)
+
+
+class TamperedState(Exception):
+    """A state record failed validation; `quarantined` is where the record was moved."""
+
+    def __init__(self, reason: str, *, path: Path, quarantined: Path | None) -> None:
+        super().__init__(reason)
+        self.reason = reason
+        self.path = path
+        self.quarantined = quarantined
+
+
+class StateStore:
+    """State records under one folder (``data_dir()/hooks``), signed with a key kept there."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+
+    def path_for(self, task: str, session: str, subagent: str | None = None) -> Path:
+        """The record of one task and session (and subagent)."""
+        name = safe_id(session) + (f"--{safe_id(subagent)}" if subagent else "")
+        return self.root / safe_id(task) / f"{name}.json"
+
+    def fallback_path(self, task_path: str, cwd: str, session: str | None) -> Path:
+        """The record counting blocks when the task itself cannot be read."""
+        digest = hashlib.sha256(f"{task_path}\0{cwd}".encode()).hexdigest()[:24]
+        return self.root / "_unreadable" / digest / f"{safe_id(session or 'no-session')}.json"
+
+    def load(self, path: Path) -> HookState | None:
+        """The record at `path` (None: there is none); `TamperedState` when it fails validation."""
+        try:
+            with open(path, "rb") as handle:
+                raw = handle.read(_MAX_STATE_BYTES + 1)
+        except FileNotFoundError:
+            return None
+        except IsADirectoryError:
+            raise self._tampered(path, "is a directory") from None
+        problem, state = self._validate(raw)
+        if problem is not None or state is None:
+            raise self._tampered(path, problem or "unreadable")
+        return state
+
+    def tampered_count(self, path: Path) -> int:
+        """How many records at `path` failed validation and were moved aside."""
+        return len(list(path.parent.glob(f"{path.stem}.tampered-*.json")))
+
+    def save(self, path: Path, state: HookState) -> None:
+        """Write `state` atomically, signed; `OSError` when the folder is not writable."""
+        body = state.model_dump(mode="json")
+        record = {"state": body, "mac": self._mac(body)}
+        path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        tmp = path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}")
+        try:
+            tmp.write_text(json.dumps(record, indent=1, ensure_ascii=False), encoding="utf-8")
+            tmp.replace(path)
+        finally:
+            tmp.unlink(missing_ok=True)
+
+    # -- validation ---------------------------------------------------------------------------
+
+    def _validate(self, raw: bytes) -> tuple[str | None, HookState | None]:
+        if len(raw) > _MAX_STATE_BYTES:
+            return f"is over {_MAX_STATE_BYTES} bytes", None
+        try:
+            record = json.loads(raw.decode("utf-8"))
+        except (UnicodeDecodeError, ValueError, RecursionError) as exc:
+            return f"is not JSON ({type(exc).__name__})", None
+        if not isinstance(record, dict) or set(record) != {"state", "mac"}:
+            return "is not a signed state record", None
+        body, mac = record["state"], record["mac"]
+        if not isinstance(body, dict) or not isinstance(mac, str):
+            return "is not a signed state record", None
+        try:
+            expected = self._mac(body)
+        except (TypeError, ValueError) as exc:
+            return f"cannot be checked: {exc}", None
+        if not hmac.compare_digest(mac, expected):
+            return "does not match its signature (edited outside the hook)", None
+        try:
+            return None, HookState.model_validate(body)
+        except ValidationError as exc:
+            first = exc.errors(include_url=False)[0]
+            where = ".".join(str(p) for p in first["loc"]) or "record"
+            return f"is invalid at {where}: {first['msg']}", None
+
+    def _tampered(self, path: Path, problem: str) -> TamperedState:
+        reason = f"hook state {path} {problem}"
+        moved: Path | None = None
+        n = self.tampered_count(path) + 1
+        target = path.with_name(f"{path.stem}.tampered-{n}.json")
+        with contextlib.suppress(OSError):
+            path.replace(target)
+            moved = target
+        return TamperedState(reason, path=path, quarantined=moved)
+
+    def _mac(self, body: Any) -> str:
+        canonical = json.dumps(body, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+        digest = hmac.new(self._key(), canonical.encode("utf-8"), hashlib.sha256).hexdigest()
+        return f"hmac-sha256:{digest}"
+
+    def _key(self) -> bytes:
+        path = self.root / _KEY_FILE
+        try:
+            return bytes.fromhex(path.read_text(encoding="ascii").strip())
+        except FileNotFoundError:
+            pass
+        except (OSError, ValueError) as exc:
+            raise ValueError(f"the state key {path} is unusable: {exc}") from None
+        self.root.mkdir(parents=True, exist_ok=True, mode=0o700)
+        tmp = path.with_name(f".{_KEY_FILE}.{os.getpid()}.{secrets.token_hex(4)}")
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        try:
+            with os.fdopen(fd, "w") as handle:
+                handle.write(secrets.token_hex(32) + "\n")
+            with contextlib.suppress(FileExistsError):  # another hook made it first
+                os.link(tmp, path)
+        finally:
+            tmp.unlink(missing_ok=True)
+        return bytes.fromhex(path.read_text(encoding="ascii").strip())
+
+
+def now() -> float:
+    """The time a round is stamped with."""
+    return time.time()
