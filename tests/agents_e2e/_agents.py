@@ -231,8 +231,9 @@ class Session:
         task_file(self.task, max_continuations=max_continuations)
         env = self.environment(emu)
         if mode == "exec":
-            argv = [sys.executable, "-m", "donegate", "exec", "--task", str(self.task), "--json",
-                    "--max-continuations", str(max_continuations), "--", *self.agent_argv()]  # fmt: skip
+            argv = [sys.executable, "-m", "donegate", "exec", "--task", str(self.task),
+                    "--json", "--max-continuations", str(max_continuations),
+                    "--", *self.agent_argv()]  # fmt: skip
         else:
             install = [sys.executable, "-m", "donegate", "hook", "install", self.cli.kind,
                        "--task", str(self.task), "--dir", str(self.work)]  # fmt: skip

@@ -92,7 +92,7 @@ def test_run_escalated_exits_3_with_the_report(tmp_path: Path) -> None:
 
 def test_run_failed_exits_4_with_the_loop_reason(tmp_path: Path) -> None:
     script = tmp_path / "refuses.yaml"
-    script.write_text(yaml.safe_dump({"prompt": "p", "turns": [{"refusal": "No."}]}))
+    script.write_text(yaml.safe_dump({"turns": [{"refusal": "No."}]}))  # the task gives the prompt
     out = donegate("run", str(task_file(tmp_path)), "--model", f"script:{script}", "--json")
     assert out.returncode == 4, out.stderr
     summary = json.loads(out.stdout)

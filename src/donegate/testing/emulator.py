@@ -20,7 +20,10 @@ alike in both. Several scripts are several conversations, chosen by the
 conversation whose script ``prompt`` is the text of one of the request's user messages (the
 latest such message wins, so a subagent with its own prompt gets its own script); else in order:
 the first conversation with turns left answers. A call past the last turn is an HTTP 500 in the
-provider's error shape saying "model called N times but script has M turns".
+provider's error shape saying "model called N times but script has M turns". The client runs
+its own tools: a script needs no stubs, and a turn calling a tool the client's request did not
+offer is served as scripted, with a warning (logged on ``donegate.emulator``, kept in the
+request log and in ``/_donegate/status``).
 
 With ``side_calls=True`` Gemini CLI's side calls (routing, summaries: a non-streamed
 ``generateContent`` offering no tools) get a stock answer, logged as ``kind: "side_call"``,
@@ -37,6 +40,7 @@ The HTTP side (starlette + uvicorn, the ``server`` extra) lives in `donegate.tes
 from __future__ import annotations
 
 import json
+import logging
 import os
 import threading
 from collections.abc import Iterable, Mapping
@@ -58,10 +62,15 @@ if TYPE_CHECKING:
     from donegate.testing._server import ServerThread
     from donegate.testing.recorder import Recorder
 
-__all__ = ["CONVERSATION_HEADER", "Conversation", "Emulator", "Reply"]
+__all__ = ["CONVERSATION_HEADER", "MAX_BODY", "Conversation", "Emulator", "Reply"]
+
+MAX_BODY = 32 * 1024 * 1024
+"""The default cap on a request body (``--max-body``): 32 MiB."""
 
 CONVERSATION_HEADER = "x-donegate-conversation"
 """Request header naming the conversation (an index or a script file's stem) to answer from."""
+
+log = logging.getLogger("donegate.emulator")
 
 _SECRET_HEADERS = frozenset(
     ("authorization", "proxy-authorization", "x-api-key", "x-goog-api-key", "api-key", "cookie")
@@ -98,6 +107,7 @@ class Conversation:
                 for i, t in enumerate(unused)
             ],
             "errors": [str(e) for e in self.model.errors],
+            "warnings": list(self.model.warnings),
         }
 
 
@@ -118,8 +128,13 @@ class Emulator:
         upstream: str | None = None,
         recorder: Recorder | None = None,
         base_dir: str | os.PathLike[str] | None = None,
+        max_body: int = MAX_BODY,
         side_calls: bool = False,
     ) -> None:
+        if max_body < 1:
+            raise UserError(f"max_body must be a positive number of bytes, got {max_body}")
+        self.max_body = max_body
+        """Bytes a request body may have; a longer one is a 413, refused before it is read."""
         self.side_calls = side_calls
         """Answer Gemini CLI's side calls with a stock reply instead of a script turn."""
         self.base_dir = Path(base_dir) if base_dir is not None else None
@@ -185,6 +200,7 @@ class Emulator:
                 "conversations": convs,
                 "unused_turns": sum(len(c["unused"]) for c in convs),
                 "errors": sum(len(c["errors"]) for c in convs),
+                "warnings": sum(len(c["warnings"]) for c in convs),
             }
 
     def assert_exhausted(self) -> None:
@@ -210,19 +226,16 @@ class Emulator:
         body: bytes = b"",
     ) -> Reply:
         """The reply to one request (headers with lower-case names)."""
+        if len(body) > self.max_body:
+            message = f"request body larger than {self.max_body} bytes (--max-body)"
+            return self.refuse(
+                method, path, query=query, headers=headers, status=413, message=message
+            )
         heads = {k.lower(): v for k, v in (headers or {}).items()}
         route = _routes.route(method, path, heads, query)
         if route.kind == "admin":
             return self._admin(route)
-        entry: dict[str, Any] = {
-            "seq": 0,
-            "method": method,
-            "path": path,
-            "query": _routes.redact_query(query),
-            "headers": {k: v for k, v in heads.items() if k not in _SECRET_HEADERS},
-            "api": route.api,
-            "kind": route.kind,
-        }
+        entry = self._entry(method, path, query, heads, route)
         parsed, problem = _routes.json_body(body)
         if body:
             entry["body"] = parsed if problem is None else body.decode("utf-8", "replace")
@@ -239,6 +252,41 @@ class Emulator:
         entry["status"] = None if reply.disconnect else reply.status
         self._record(entry)
         return reply
+
+    def refuse(
+        self,
+        method: str,
+        path: str,
+        *,
+        query: str = "",
+        headers: Mapping[str, str] | None = None,
+        status: int,
+        message: str,
+    ) -> Reply:
+        """Answer a request that is not read (a body past `max_body`), and log it.
+
+        The connection stays open: the server drops the rest of the body as it arrives, so the
+        client, still sending, reads this answer instead of a connection reset.
+        """
+        heads = {k.lower(): v for k, v in (headers or {}).items()}
+        entry = self._entry(method, path, query, heads, _routes.route(method, path, heads, query))
+        entry["status"], entry["error"] = status, message
+        self._record(entry)
+        log.warning("%s %s: %s; answered %d", method, path, message, status)
+        return _routes.malformed_reply(status, message, method, path, close=False)
+
+    def _entry(
+        self, method: str, path: str, query: str, heads: Mapping[str, str], route: Route
+    ) -> dict[str, Any]:
+        return {
+            "seq": 0,
+            "method": method,
+            "path": path,
+            "query": _routes.redact_query(query),
+            "headers": {k: v for k, v in heads.items() if k not in _SECRET_HEADERS},
+            "api": route.api,
+            "kind": route.kind,
+        }
 
     def _answer(self, route: Route, incoming: Incoming, entry: dict[str, Any]) -> Reply:
         api = route.api
@@ -264,13 +312,18 @@ class Emulator:
             except UnsupportedTurn as exc:
                 return error_reply(api, 400, str(exc))
             conv.handlers[api] = handler
-            errors = len(conv.model.errors)
+            errors, warned = len(conv.model.errors), len(conv.model.warnings)
             url = f"http://emulator{path}" + (f"?{query}" if query else "")
             response, fault = handler(httpx2.Request("POST", url, headers=heads, content=body))
             failed: DonegateError | None = None
             if len(conv.model.errors) > errors:
                 failed = conv.model.errors[-1]
                 entry["error"] = str(failed)
+            warnings = conv.model.warnings[warned:]
+        if warnings:
+            entry["warnings"] = warnings
+            for line in warnings:
+                log.warning("conversation %r: %s", conv.name, line)
         if fault is not None:
             entry["fault"] = {"delay": fault.delay, "disconnect": fault.disconnect}
         if response is None:
@@ -426,4 +479,4 @@ class Emulator:
 
 def _prompt(conv: Conversation) -> str | None:
     script = conv.model.script
-    return script.prompt.strip() if script is not None else None
+    return script.prompt.strip() if script is not None and script.prompt else None
