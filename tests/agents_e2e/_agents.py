@@ -134,6 +134,13 @@ class Run:
         counts = [json.dumps(r.get("body")).count(marker) for r in self.requests]
         return [i for i, n in enumerate(counts) if n > (counts[i - 1] if i else 0)]
 
+    def assert_exhausted(self, emu: Emulator) -> None:
+        """Every scripted turn was served, nothing else; else say how the session went."""
+        try:
+            emu.assert_exhausted()
+        except AssertionError as exc:
+            raise AssertionError(f"{exc}\n{self.explain()}") from None
+
     def explain(self) -> str:
         """What to show when an assertion fails."""
         return (

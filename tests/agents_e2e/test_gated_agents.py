@@ -24,6 +24,11 @@ from tests.agents_e2e._agents import ALL, CHECK_PREFIX, FILES, Cli, Mode, Run, S
 pytestmark = pytest.mark.slow
 
 MODES: tuple[Mode, ...] = ("exec", "install")
+TICKED = {  # the items each todos_ticked.yaml creates and ticks
+    "claude": ("write a.txt and b.txt", "write c.txt and d.txt"),
+    "codex": ("write a.txt, b.txt, c.txt and d.txt",),
+    "gemini": ("write a.txt and b.txt", "write c.txt and d.txt"),
+}
 each_cli = pytest.mark.parametrize("cli", ALL, ids=[c.label for c in ALL])
 each_mode = pytest.mark.parametrize("mode", MODES)
 
@@ -43,7 +48,7 @@ def test_a_progress_report_is_continued_to_done(cli: Cli, mode: Mode, tmp_path: 
     session = Session(cli, tmp_path)
     with Emulator(*session.scripts("continued")) as emu:
         run = session.run(emu, mode, max_continuations=2)
-        emu.assert_exhausted()
+        run.assert_exhausted(emu)
 
     # Four model requests: the first writes, the progress report (blocked), the rest, the end.
     assert len(run.requests) == 4, run.explain()
@@ -73,7 +78,7 @@ def test_a_stuck_session_escalates_after_exactly_max_continuations(
     session = Session(cli, tmp_path)
     with Emulator(*session.scripts("stuck")) as emu:
         run = session.run(emu, mode, max_continuations=2)
-        emu.assert_exhausted()
+        run.assert_exhausted(emu)
 
     # The writes, then three stops: two blocked (Codex and Gemini have no cap of their own;
     # Claude Code's is 8), the third let through with a report.
@@ -106,15 +111,17 @@ def test_todo_items_ticked_complete_are_not_done_while_a_check_fails(
     session = Session(cli, tmp_path)
     with Emulator(*session.scripts("todos_ticked")) as emu:
         run = session.run(emu, mode, max_continuations=1)
-        emu.assert_exhausted()
+        run.assert_exhausted(emu)
 
     last = len(run.requests) - 1
     assert run.gate_messages() == [last], run.explain()  # one block, after "all complete"
     assert written(session) == ["a.txt", "b.txt"]
     [report] = run.reports()
-    # The gate read the agent's own list, every item ticked, and still did not call it done.
-    assert report["checklist"], report
-    assert {item["status"] for item in report["checklist"]} == {"done"}
+    # The gate read the agent's own list from where the CLI keeps it, every item ticked, and
+    # still did not call it done: the checks decide.
+    ticked = [(i["item"], i["status"]) for i in report["state"]["checklist"]]
+    assert ticked == [(item, "done") for item in TICKED[cli.kind]], report["state"]
+    assert report["left"]["open_items"] == []
     assert [c["name"] for c in report["left"]["failed_checks"]] == [
         f"{CHECK_PREFIX} c.txt",
         f"{CHECK_PREFIX} d.txt",
