@@ -131,3 +131,31 @@ def test_todo_items_ticked_complete_are_not_done_while_a_check_fails(
         assert run.summary is not None
         assert run.summary["status"] == "escalated"
         assert run.summary["certificate"] is None
+
+
+@each_mode
+@each_cli
+def test_an_unreadable_task_file_blocks_fail_closed_then_escalates(
+    cli: Cli, mode: Mode, tmp_path: Path
+) -> None:
+    session = Session(cli, tmp_path)
+    with Emulator(*session.scripts("unreadable_task")) as emu:
+        run = session.run(emu, mode, max_continuations=3)
+        run.assert_exhausted(emu)
+
+    assert session.task.is_dir()  # the agent's shell made the hook's task file unreadable
+    # Blocked once on the checks while the task could be read; then each stop the gate could
+    # not judge was blocked too (the OS error names why), three times, then escalated.
+    assert len(run.requests) == 7, run.explain()
+    assert run.gate_messages() == [2], run.explain()
+    assert run.gate_messages("Is a directory") == [4, 5, 6], run.explain()
+    [report] = run.reports()
+    assert (report["continuations"], report["max_continuations"]) == (3, 3)
+    errors = [r["error"] for r in report["why_stuck"]]
+    assert errors and all(str(session.task) in e and "Is a directory" in e for e in errors)
+    if mode == "exec":
+        assert run.code == 3, run.explain()
+        assert run.summary is not None
+        assert (run.summary["status"], run.summary["continuations"]) == ("escalated", 4)
+        assert Path(run.summary["escalation"]["json"]).is_file()
+        assert run.summary["certificate"] is None
