@@ -159,6 +159,8 @@ class Session:
     work: Path = field(init=False)
     home: Path = field(init=False)
     donegate_home: Path = field(init=False)
+    gemini_model: str | None = "gemini-2.5-flash"
+    """Gemini's ``-m``; None leaves it on auto, which routes each prompt with a side call."""
 
     def __post_init__(self) -> None:
         self.binary = self.cli.binary()
@@ -231,7 +233,8 @@ class Session:
         if self.cli.kind == "codex":
             return [self.binary, "exec", "--skip-git-repo-check",
                     "--dangerously-bypass-approvals-and-sandbox", prompt]  # fmt: skip
-        return [self.binary, "-p", prompt, "--yolo", "-m", "gemini-2.5-flash", "-o", "json"]
+        model = ["-m", self.gemini_model] if self.gemini_model else []
+        return [self.binary, "-p", prompt, "--yolo", *model, "-o", "json"]
 
     def run(self, emu: Emulator, mode: Mode, *, max_continuations: int) -> Run:
         """One gated session, by `mode`; the task file is written first."""

@@ -93,7 +93,7 @@ def test_gemini_side_calls_get_a_stock_answer_and_use_no_turn() -> None:
         turn = "".join(chunk.text or "" for chunk in streamed)
         kinds = [(e["kind"], e.get("turn")) for e in emu.requests]
         status = emu.status()["conversations"][0]
-    assert json.loads(routed.text or "") == {"complexity_reasoning": "ok", "complexity_score": 0}
+    assert json.loads(routed.text or "") == {"complexity_reasoning": "ok", "complexity_score": 1}
     assert summary.text == "OK"
     assert turn == "main one"  # the script's first turn, untouched by the two side calls
     assert kinds == [("side_call", None), ("side_call", None), ("model", 0)]
@@ -112,14 +112,16 @@ def test_without_side_calls_a_tool_less_call_is_a_turn_like_any_other() -> None:
     ("schema", "example"),
     [
         ({"type": "object", "properties": {"a": {"type": "string"}, "b": {"type": "number"}}},
-         {"a": "ok", "b": 0}),
+         {"a": "ok", "b": 1}),
         ({"type": "object", "properties": {"a": {"type": "string"}, "b": {}}, "required": ["b"]},
          {"b": "ok"}),
         ({"type": "string", "enum": ["user", "model"]}, "user"),
         ({"anyOf": [{"type": "boolean"}, {"type": "string"}]}, False),
         ({"type": ["null", "array"], "items": {"type": "string"}}, []),
         ({"const": 3}, 3),
-        ({"properties": {"n": {"type": "INTEGER"}}}, {"n": 0}),
+        ({"properties": {"n": {"type": "INTEGER"}}}, {"n": 1}),
+        ({"type": "integer", "minimum": 5}, 5),
+        ({"type": "number", "minimum": 0}, 0),
         ("not a schema", "ok"),
     ],
 )  # fmt: skip

@@ -430,7 +430,8 @@ def schema_example(schema: Any) -> Any:
     """The plainest value a JSON schema (or Gemini's upper-case variant) accepts.
 
     Objects get every required property (all of them when none is required), enums their first
-    value, strings ``"ok"``, numbers 0, arrays nothing.
+    value, strings ``"ok"``, numbers their ``minimum`` or else 1 (Gemini CLI's router reads its
+    score as 1-100 though its schema only says so in words), arrays nothing.
     """
     if not isinstance(schema, Mapping):
         return "ok"
@@ -450,4 +451,7 @@ def schema_example(schema: Any) -> Any:
         props = props if isinstance(props, Mapping) else {}
         required = schema.get("required") or list(props)
         return {k: schema_example(props.get(k)) for k in required}
-    return {"array": [], "integer": 0, "number": 0, "boolean": False, "null": None}.get(kind, "ok")
+    if kind in ("integer", "number"):
+        low = schema.get("minimum")
+        return low if isinstance(low, int | float) and not isinstance(low, bool) else 1
+    return {"array": [], "boolean": False, "null": None}.get(kind, "ok")
