@@ -43,7 +43,7 @@ class _HookCommand(click.Command):
         try:
             return super().parse_args(ctx, args)
         except click.UsageError as exc:
-            ctx.meta[_USAGE] = " ".join(exc.format_message().split())
+            ctx.meta[_USAGE] = " ".join(exc.format_message().split()).rstrip(".")
             for param in self.params:
                 if param.name is not None and param.name not in ctx.params:
                     ctx.params[param.name] = _default(param)

@@ -22,8 +22,10 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import signal
 import sqlite3
 import subprocess
+import threading
 import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -43,8 +45,6 @@ from donegate.harness.agents.transcript import TranscriptRef
 __all__ = ["CODEX", "CodexCLI", "codex_home", "hook_hashes", "trust_entries"]
 
 GOALS_DB = "goals_1.sqlite"
-_LINKED = ("auth.json", "AGENTS.md")
-"""Files of the user's Codex home a run needs and never writes: linked, not copied."""
 _STATUS = {"complete": "done", "blocked": "blocked"}
 
 
@@ -105,44 +105,35 @@ class CodexCLI(AgentCLI):
         ]
 
     def exec_setup(self, argv: list[str], setup: ExecSetup) -> tuple[list[str], dict[str, str]]:
-        """``codex exec`` with ``CODEX_HOME`` a folder of this run's own, the gate trusted in it.
+        """``codex exec -c hooks.EVENT=[...] -c hooks.state={...}``: the gate as session flags.
 
-        The user's ``config.toml`` (providers, models, project trust) is copied, ``auth.json``
-        and ``AGENTS.md`` are linked; ``hooks.json`` holds only the gate's hooks, and their
-        ``trusted_hash`` entries come from ``codex app-server`` run on that home (never
+        Hooks given with ``-c`` live for this run only (no file is written or copied, the
+        user's ``CODEX_HOME`` is read as it is). Codex runs them only once trusted: their
+        ``trusted_hash`` comes from ``codex app-server`` listing the same flags (never
         ``--dangerously-bypass-hook-trust``, which would also run hooks nobody trusted).
         """
-        real = Path(setup.env["CODEX_HOME"]).expanduser() if setup.env.get("CODEX_HOME") else (
-            Path(setup.env.get("HOME", str(Path.home()))) / ".codex"
-        )  # fmt: skip
-        home = setup.run_dir / "codex-home"
-        home.mkdir(mode=0o700, exist_ok=True)
-        config = ""
-        with contextlib.suppress(OSError):
-            config = (real / "config.toml").read_text(encoding="utf-8")
-        for name in _LINKED:
-            if (real / name).exists():
-                (home / name).symlink_to((real / name).resolve())
-        hooks = {
-            event: [{"hooks": [self.hook_entry(command, setup.timeout_s)]}]
-            for event, command in setup.commands.items()
-        }
-        (home / "hooks.json").write_text(json.dumps({"hooks": hooks}, indent=2), encoding="utf-8")
-        (home / "config.toml").write_text(config, encoding="utf-8")
-        env = {**setup.env, "CODEX_HOME": str(home)}
-        listed = hook_hashes(argv[0], env=env, cwd=setup.cwd)
-        entries = trust_entries(listed, list(setup.commands.values()))
+        flags: list[str] = []
+        for event, command in setup.commands.items():
+            handler = f'{{type="command",command={json.dumps(command)},timeout={setup.timeout_s}}}'
+            flags += ["-c", f"hooks.{event}=[{{hooks=[{handler}]}}]"]
+        listed = hook_hashes(argv[0], env=setup.env, cwd=setup.cwd, extra_args=flags)
+        entries = trust_entries(
+            [h for h in listed if h.get("source") == "sessionFlags"], list(setup.commands.values())
+        )
         if len(entries) < len(setup.commands):
             raise UserError(
                 f"codex app-server listed {len(entries)} of the gate's {len(setup.commands)} "
                 "hooks: the gate cannot be trusted in this Codex version"
             )
-        separator = "\n" if config and not config.endswith("\n") else ""
-        (home / "config.toml").write_text(config + separator + trust_toml(entries), "utf-8")
+        state = ",".join(
+            f"{json.dumps(key)}={{trusted_hash={json.dumps(value)}}}"
+            for key, value in entries.items()
+        )
+        flags += ["-c", f"hooks.state={{{state}}}"]
         args = list(argv[1:])
         if not args or args[0] not in ("exec", "e"):
             args.insert(0, "exec")
-        return [argv[0], *args], {"CODEX_HOME": str(home)}
+        return [argv[0], args[0], *flags, *args[1:]], {}
 
     def result_of(self, stdout: str) -> tuple[str | None, str | None]:
         """``codex exec`` prints the last message (``--json``: JSONL events; the last message)."""
@@ -167,11 +158,17 @@ class CodexCLI(AgentCLI):
 
 
 def hook_hashes(
-    executable: str, *, env: Mapping[str, str], cwd: Path, timeout: float = 30.0
+    executable: str,
+    *,
+    env: Mapping[str, str],
+    cwd: Path,
+    extra_args: Sequence[str] = (),
+    timeout: float = 30.0,
 ) -> list[dict[str, Any]]:
     """The hooks ``codex app-server`` sees for `cwd` (``key``, ``command``, ``currentHash``...).
 
-    One JSON-RPC exchange over stdio: ``initialize``, ``initialized``, ``hooks/list``.
+    One JSON-RPC exchange over stdio: ``initialize``, ``initialized``, ``hooks/list``;
+    `extra_args` (``-c`` flags) are the ones the session will run with.
     """
     requests = [
         {"jsonrpc": "2.0", "id": 1, "method": "initialize",
@@ -181,7 +178,7 @@ def hook_hashes(
     ]  # fmt: skip
     try:
         proc = subprocess.Popen(
-            [executable, "app-server"],
+            [executable, "app-server", *extra_args],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.DEVNULL,
@@ -199,7 +196,8 @@ def hook_hashes(
         ends = time.monotonic() + timeout
         answer = _read_answer(proc, ends)
     finally:
-        proc.kill()
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGKILL)  # the npm launcher and the binary it started
         proc.wait()
     if "error" in answer:
         raise UserError(f"codex app-server hooks/list failed: {answer['error']}")
@@ -210,24 +208,26 @@ def hook_hashes(
 
 
 def _read_answer(proc: subprocess.Popen[str], ends: float) -> dict[str, Any]:
-    import selectors
+    """The answer to request 2, read on a thread so a silent server cannot hold us past `ends`."""
+    found: list[dict[str, Any]] = []
 
-    assert proc.stdout is not None
-    selector = selectors.DefaultSelector()
-    selector.register(proc.stdout, selectors.EVENT_READ)
-    while (left := ends - time.monotonic()) > 0:
-        if not selector.select(left):
-            break
-        line = proc.stdout.readline()
-        if not line:
-            break
-        try:
-            message = json.loads(line)
-        except ValueError:
-            continue
-        if isinstance(message, dict) and message.get("id") == 2:
-            return message
-    raise UserError("codex app-server did not answer hooks/list in time")
+    def read() -> None:
+        assert proc.stdout is not None
+        for line in proc.stdout:
+            try:
+                message = json.loads(line)
+            except ValueError:
+                continue
+            if isinstance(message, dict) and message.get("id") == 2:
+                found.append(message)
+                return
+
+    reader = threading.Thread(target=read, name="donegate-codex-rpc", daemon=True)
+    reader.start()
+    reader.join(max(0.0, ends - time.monotonic()))
+    if not found:
+        raise UserError("codex app-server did not answer hooks/list in time")
+    return found[0]
 
 
 def trust_entries(hooks: Sequence[Mapping[str, Any]], commands: Sequence[str]) -> dict[str, str]:

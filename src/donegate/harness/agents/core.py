@@ -216,7 +216,7 @@ def _run(call: _Call, stdin_text: str | bytes) -> HookOutcome:
     if event.kind == "subagent_stop" and call.options.subagent_task:
         task_path = call.options.subagent_task
     if task_path is None:
-        return _fault(call, None, "no --task given")
+        return _fault(call, None, "usage: no --task given")
     try:
         spec = load_task(task_path)
     except (UserError, OSError, ValueError) as exc:
@@ -518,9 +518,8 @@ def _escalate(
     written = _save(call, path, state)
     if event is not None:
         _report_to_exec(call, event, "escalated", state, reason, report=json_path)
-    log = [f"donegate: escalated: {reason}; stop let through"]
-    if json_path is not None:
-        log.append(f"donegate: escalation report {json_path}")
+    where = f"; escalation report {json_path}" if json_path is not None else ""
+    log = [f"donegate: escalated: {reason}; stop let through{where}"]
     return HookOutcome(action="escalate", output=None, log=(*call.log, *log),
                        blocks=state.blocks, budget=budget, checks=checks, todos=todos,
                        problems=found.problems if found is not None else (), report=json_path,

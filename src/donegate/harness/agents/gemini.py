@@ -19,23 +19,20 @@ Measured on 0.61.0 (``shared/agent-hooks``, and the CLI's bundle):
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
-import sys
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from donegate.errors import UserError
 from donegate.harness.agents.base import AgentCLI, EventKind, ExecSetup, StopEvent, TodoItem
 from donegate.harness.agents.transcript import TranscriptRef, jsonl_records
 
 __all__ = ["GEMINI", "GeminiCLI", "gemini_dir"]
 
 _STATUS = {"completed": "done", "cancelled": "done", "blocked": "blocked"}
-_DEFAULTS_ENV = "GEMINI_CLI_SYSTEM_DEFAULTS_PATH"
-_SETTINGS_ENV = "GEMINI_CLI_SYSTEM_SETTINGS_PATH"
-_SYSTEM_SETTINGS = {"darwin": "/Library/Application Support/GeminiCli/settings.json",
-                    "win32": "C:\\ProgramData\\gemini-cli\\settings.json"}  # fmt: skip
 
 
 def gemini_dir() -> Path:
@@ -103,28 +100,41 @@ class GeminiCLI(AgentCLI):
                 "timeout": timeout_s * 1000}  # fmt: skip
 
     def exec_setup(self, argv: list[str], setup: ExecSetup) -> tuple[list[str], dict[str, str]]:
-        """The hooks in a system-defaults file of this run's own (its path in the environment).
+        """``GEMINI_CLI_HOME`` a folder of this run's own: the user's settings plus the hooks.
 
-        System defaults are the lowest settings layer and hooks are concatenated across layers,
-        so the user's and the project's settings and hooks stay in force. A defaults file the
-        machine already has is copied into this run's one first.
+        Its ``.gemini/settings.json`` is the user's (JSON with comments allowed) with the gate's
+        hooks appended; every other entry of the user's ``~/.gemini`` (credentials, trusted
+        folders) is linked, except ``tmp`` (this run's chats stay in the run folder). The
+        user's files are read, never written. (A system-defaults file cannot carry the hooks:
+        Gemini CLI skips one that is not owned by root on a path only root can write.)
         """
-        current = _defaults_path(setup.env)
-        data: dict[str, Any] = {}
-        try:
-            loaded = json.loads(current.read_text(encoding="utf-8"))
-            data = loaded if isinstance(loaded, dict) else {}
-        except (OSError, ValueError):
-            pass
+        base = setup.env.get("GEMINI_CLI_HOME") or setup.env.get("HOME") or str(Path.home())
+        real = Path(base).expanduser() / ".gemini"
+        home = setup.run_dir / "gemini-home"
+        folder = home / ".gemini"
+        folder.mkdir(parents=True, mode=0o700)
+        settings: dict[str, Any] = {}
+        with contextlib.suppress(FileNotFoundError):
+            text = (real / "settings.json").read_text(encoding="utf-8")
+            try:
+                loaded = json.loads(_without_comments(text))
+            except ValueError as exc:
+                raise UserError(f"{real / 'settings.json'}: not valid JSON: {exc}") from None
+            settings = loaded if isinstance(loaded, dict) else {}
+        if real.is_dir():
+            for entry in real.iterdir():
+                if entry.name not in ("settings.json", "tmp"):
+                    (folder / entry.name).symlink_to(entry.resolve())
+        hooks = settings.setdefault("hooks", {})
+        if not isinstance(hooks, dict):
+            raise UserError(f"{real / 'settings.json'}: its `hooks` is not an object")
         for event, command in setup.commands.items():
-            hooks = data.setdefault("hooks", {})
-            if isinstance(hooks, dict):
-                hooks.setdefault(event, []).append(
-                    {"hooks": [self.hook_entry(command, setup.timeout_s)]}
-                )
-        path = setup.run_dir / "gemini-system-defaults.json"
-        path.write_text(json.dumps(data, indent=2), encoding="utf-8")
-        return list(argv), {_DEFAULTS_ENV: str(path)}
+            groups = hooks.setdefault(event, [])
+            if not isinstance(groups, list):
+                raise UserError(f"{real / 'settings.json'}: its `hooks.{event}` is not a list")
+            groups.append({"hooks": [self.hook_entry(command, setup.timeout_s)]})
+        (folder / "settings.json").write_text(json.dumps(settings, indent=2), encoding="utf-8")
+        return list(argv), {"GEMINI_CLI_HOME": str(home)}
 
     def result_of(self, stdout: str) -> tuple[str | None, str | None]:
         """``-o json``: ``response`` and ``error``; plain text otherwise."""
@@ -142,14 +152,28 @@ class GeminiCLI(AgentCLI):
         )
 
 
-def _defaults_path(env: Mapping[str, str]) -> Path:
-    """Where Gemini CLI reads system defaults: beside the system settings file, by default."""
-    if env.get(_DEFAULTS_ENV):
-        return Path(env[_DEFAULTS_ENV])
-    settings = env.get(_SETTINGS_ENV) or _SYSTEM_SETTINGS.get(
-        sys.platform, "/etc/gemini-cli/settings.json"
-    )
-    return Path(settings).parent / "system-defaults.json"
+def _without_comments(text: str) -> str:
+    """JSON with ``//`` and ``/* */`` comments (as Gemini CLI's settings allow) made plain JSON."""
+    out: list[str] = []
+    i, n = 0, len(text)
+    while i < n:
+        ch = text[i]
+        if ch == '"':
+            j = i + 1
+            while j < n and text[j] != '"':
+                j += 2 if text[j] == "\\" else 1
+            out.append(text[i : j + 1])
+            i = j + 1
+        elif text.startswith("//", i):
+            i = text.find("\n", i)
+            i = n if i == -1 else i
+        elif text.startswith("/*", i):
+            end = text.find("*/", i + 2)
+            i = n if end == -1 else end + 2
+        else:
+            out.append(ch)
+            i += 1
+    return "".join(out)
 
 
 GEMINI = GeminiCLI()
