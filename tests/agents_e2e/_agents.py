@@ -256,7 +256,7 @@ class Session:
         summary = None
         if mode == "exec" and proc.stdout.strip():
             summary = json.loads(proc.stdout.strip().splitlines()[-1])
-        requests = [r for r in emu.requests if r["kind"] == "model"]
+        requests = [r for r in emu.requests if r["kind"] == "model" and not r.get("side_call")]
         return Run(proc.returncode, proc.stdout, proc.stderr, summary, requests, self.donegate_home)
 
 

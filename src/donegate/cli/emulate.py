@@ -31,6 +31,7 @@ def _summary(emulator: object) -> dict[str, object]:
         "unused_turns": status["unused_turns"],
         "errors": status["errors"],
         "warnings": status["warnings"],
+        "side_calls": status["side_calls"],
         "conversations": [
             {k: c[k] for k in ("name", "turns", "served")} for c in status["conversations"]
         ],
@@ -149,12 +150,13 @@ _redact = click.option(
 @click.option("--record", default=None, metavar="OUT", help="Proxy mode: write the run here.")
 @_redact
 @_max_body
-@_verbose
 @click.option(
     "--side-calls",
     is_flag=True,
-    help="Answer Gemini CLI's side calls (routing, summaries) with a stock reply, no turn used.",
+    help="Answer requests that offer no tools (an agent CLI's routing, titles, summaries) "
+    "without using a turn: the requested JSON schema's plainest value, or OK.",
 )
+@_verbose
 def emulate_command(
     *,
     scripts: tuple[str, ...],
@@ -165,8 +167,8 @@ def emulate_command(
     record: str | None,
     redact: tuple[str, ...],
     max_body: int,
-    verbose: int,
     side_calls: bool,
+    verbose: int,
 ) -> None:
     """Serve SCRIPTS on the providers' real endpoints until interrupted.
 
@@ -178,8 +180,7 @@ def emulate_command(
     served as JSON on exit.
     """
     _run(scripts, host=host, port=port, log=log, upstream=upstream, record=record,
-         redact=redact, max_body=max_body, verbose=verbose,
-         side_calls=side_calls)  # fmt: skip
+         redact=redact, max_body=max_body, verbose=verbose, side_calls=side_calls)  # fmt: skip
 
 
 @app.command("record")

@@ -32,13 +32,10 @@ __all__ = [
     "Route",
     "error_reply",
     "head_problem",
-    "is_side_call",
     "json_body",
     "malformed_reply",
     "redact_query",
     "route",
-    "schema_example",
-    "side_reply",
     "sse_to_array",
     "static_reply",
     "user_texts",
@@ -372,9 +369,6 @@ def error_reply(api: str, status: int, message: str) -> Reply:
     return Reply(status=status, body=rendered.body.encode("utf-8"), headers=headers)
 
 
-# -- conversations told apart by their prompt, and side calls ----------------------------------
-
-
 def user_texts(api: str, body: Any) -> tuple[str, ...]:
     """The text parts of the request's user messages, in order, stripped (none if unreadable).
 
@@ -394,64 +388,3 @@ def user_texts(api: str, body: Any) -> tuple[str, ...]:
         for part in message.parts
         if isinstance(part, TextPart)
     )
-
-
-def is_side_call(route: Route, body: Any) -> bool:
-    """True for a Gemini CLI side call: a non-streamed ``generateContent`` offering no tools.
-
-    Gemini CLI's own turns are always ``streamGenerateContent`` with its tools; its utility
-    calls (model routing, next-speaker and loop checks, summaries, compression) go through
-    ``generateContent`` without tools, on the same base URL, as many as it likes.
-    """
-    return (
-        route.kind == "model"
-        and route.api == "gemini"
-        and not route.stream
-        and isinstance(body, dict)
-        and not body.get("tools")
-    )
-
-
-def side_reply(body: Any) -> Reply:
-    """A stock answer to a side call: an example of the JSON schema it asks for, else ``OK``."""
-    config = body.get("generationConfig") if isinstance(body, dict) else None
-    config = config if isinstance(config, dict) else {}
-    schema = config.get("responseJsonSchema") or config.get("responseSchema")
-    text = json.dumps(schema_example(schema)) if schema is not None else "OK"
-    turn = Turn(
-        message=Message(role="assistant", parts=(TextPart(text=text),)), ending=Ending.COMPLETE
-    )
-    rendered = wire_format("gemini").render_response(turn)
-    headers = {"content-type": rendered.content_type, **rendered.headers}
-    return Reply(status=rendered.status, body=rendered.body.encode("utf-8"), headers=headers)
-
-
-def schema_example(schema: Any) -> Any:
-    """The plainest value a JSON schema (or Gemini's upper-case variant) accepts.
-
-    Objects get every required property (all of them when none is required), enums their first
-    value, strings ``"ok"``, numbers their ``minimum`` or else 1 (Gemini CLI's router reads its
-    score as 1-100 though its schema only says so in words), arrays nothing.
-    """
-    if not isinstance(schema, Mapping):
-        return "ok"
-    if schema.get("enum"):
-        return schema["enum"][0]
-    if "const" in schema:
-        return schema["const"]
-    for key in ("anyOf", "oneOf", "allOf"):
-        if schema.get(key):
-            return schema_example(schema[key][0])
-    kind = schema.get("type")
-    if isinstance(kind, list):
-        kind = next((k for k in kind if str(k).lower() != "null"), "null")
-    kind = str(kind or ("object" if "properties" in schema else "string")).lower()
-    if kind == "object":
-        props = schema.get("properties")
-        props = props if isinstance(props, Mapping) else {}
-        required = schema.get("required") or list(props)
-        return {k: schema_example(props.get(k)) for k in required}
-    if kind in ("integer", "number"):
-        low = schema.get("minimum")
-        return low if isinstance(low, int | float) and not isinstance(low, bool) else 1
-    return {"array": [], "boolean": False, "null": None}.get(kind, "ok")

@@ -25,13 +25,13 @@ its own tools: a script needs no stubs, and a turn calling a tool the client's r
 offer is served as scripted, with a warning (logged on ``donegate.emulator``, kept in the
 request log and in ``/_donegate/status``).
 
-With ``side_calls=True`` Gemini CLI's side calls (routing, summaries: a non-streamed
-``generateContent`` offering no tools) get a stock answer, logged as ``kind: "side_call"``,
-and use no script turn.
-
 Fault turns are served for real: ``{delay: S}`` holds the answer S seconds (a client whose
 timeout is shorter gives up, and that attempt has used the turn), ``{disconnect: true}`` closes
 the connection without a response. The SDKs retry both, as they retry a 429 or a 5xx.
+
+With ``side_calls`` (``--side-calls``), a request that offers no tools is a side call (Gemini
+CLI's router, a title or summary request) and is answered without a turn: see
+`donegate.testing._side`.
 
 With ``upstream`` the emulator is a recording proxy instead (see `donegate.testing.recorder`).
 The HTTP side (starlette + uvicorn, the ``server`` extra) lives in `donegate.testing._server`.
@@ -49,10 +49,12 @@ from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
-from donegate.errors import DonegateError, UnsupportedTurn, UserError
+from donegate.errors import DonegateError, UnsupportedTurn, UserError, WireFormatError
 from donegate.messages import Turn
+from donegate.models.registry import wire_format
 from donegate.testing import _routes
 from donegate.testing._routes import Incoming, Reply, Route, error_reply
+from donegate.testing._side import side_turn
 from donegate.testing.player import Responder, ScriptedModel
 from donegate.testing.script import Script, describe_turn
 
@@ -136,7 +138,8 @@ class Emulator:
         self.max_body = max_body
         """Bytes a request body may have; a longer one is a 413, refused before it is read."""
         self.side_calls = side_calls
-        """Answer Gemini CLI's side calls with a stock reply instead of a script turn."""
+        """Answer requests that offer no tools without a turn (`donegate.testing._side`)."""
+        self._side_served = 0
         self.base_dir = Path(base_dir) if base_dir is not None else None
         """Relative script paths given to `load` resolve here (default: the working directory)."""
         self.strict = False
@@ -201,6 +204,7 @@ class Emulator:
                 "unused_turns": sum(len(c["unused"]) for c in convs),
                 "errors": sum(len(c["errors"]) for c in convs),
                 "warnings": sum(len(c["warnings"]) for c in convs),
+                "side_calls": self._side_served,
             }
 
     def assert_exhausted(self) -> None:
@@ -242,9 +246,6 @@ class Emulator:
         incoming = Incoming(method, path, query, heads, body, parsed, problem)
         if self.upstream is not None and route.kind != "ping":
             reply = self._forward(route, incoming)
-        elif self.side_calls and _routes.is_side_call(route, parsed):
-            entry["kind"] = "side_call"
-            reply = _routes.side_reply(parsed)
         elif route.kind == "model":
             reply = self._answer(route, incoming, entry)
         else:
@@ -296,6 +297,8 @@ class Emulator:
         if problem is not None or not isinstance(parsed, dict):
             problem = problem or "not an object"
             return error_reply(api, 400, f"{api}: unreadable request body: {problem}")
+        if self.side_calls and not _offers_tools(api, parsed):
+            return self._side(route, parsed, entry)
         import httpx2
 
         said = _routes.user_texts(api, parsed)
@@ -342,6 +345,18 @@ class Emulator:
             reply = replace(reply, delay=fault.delay)
         return reply
 
+    def _side(self, route: Route, body: dict[str, Any], entry: dict[str, Any]) -> Reply:
+        """A side call (no tools offered): answered here, no conversation's turn used."""
+        assert route.api is not None
+        stream = route.stream or body.get("stream") is True
+        rendered = wire_format(route.api).render_response(side_turn(route.api, body), stream=stream)
+        with self._lock:
+            self._side_served += 1
+        entry["side_call"] = True
+        headers = {"content-type": rendered.content_type, **rendered.headers}
+        reply = Reply(status=rendered.status, body=rendered.body.encode("utf-8"), headers=headers)
+        return _routes.sse_to_array(reply) if route.stream_array else reply
+
     def _select(self, wanted: str | None, said: tuple[str, ...] = ()) -> tuple[int, Conversation]:
         convs = self.conversations
         if not convs:
@@ -378,8 +393,12 @@ class Emulator:
             if self._log_path is not None:
                 if self._log_file is None:
                     self._log_file = open(self._log_path, "w", encoding="utf-8")  # noqa: SIM115
-                self._log_file.write(json.dumps(entry, ensure_ascii=False) + "\n")
+                self._log_file.write(self._log_line(entry))
                 self._log_file.flush()
+
+    def _log_line(self, entry: dict[str, Any]) -> str:
+        """The line ``--log`` writes for `entry`: the one place request bodies reach a file."""
+        return json.dumps(entry, ensure_ascii=False) + "\n"
 
     # -- proxy mode --------------------------------------------------------------------------
 
@@ -475,6 +494,14 @@ class Emulator:
         tb: TracebackType | None,
     ) -> None:
         self.stop()
+
+
+def _offers_tools(api: str, body: dict[str, Any]) -> bool:
+    """True when the request offers function tools (an unreadable one is left to the script)."""
+    try:
+        return bool(wire_format(api).parse_request(body).tools)
+    except (WireFormatError, ValueError, TypeError, KeyError):
+        return True
 
 
 def _prompt(conv: Conversation) -> str | None:
