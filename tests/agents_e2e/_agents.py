@@ -3,7 +3,8 @@
 Each CLI runs with a HOME (and config home) of the test's own, so no user setting, login or
 network is involved: the emulator is the only model API it can reach. The gate is this
 checkout's donegate (``PYTHONPATH``), with its data directory (``DONEGATE_HOME``) in the test's
-folder, outside the agent's workdir. Two ways to gate a run, as a user would:
+folder, outside the agent's workdir. The model API is ``donegate emulate`` in a process of its
+own (`Emulate`), as CI and users run it. Two ways to gate a run, as a user would:
 
 - ``exec``: ``donegate exec --task TASK --json --max-continuations N -- AGENT ARGS...``;
 - ``install``: ``donegate hook install AGENT --task TASK --dir WORK`` (Codex: ``--trust``), then
@@ -25,19 +26,23 @@ from __future__ import annotations
 
 import json
 import os
+import queue
 import shutil
+import signal
 import subprocess
 import sys
+import threading
+import urllib.request
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import TracebackType
 from typing import Any, Literal
 
 import pytest
 import yaml
 
 import donegate
-from donegate.testing import Emulator
 
 SRC = Path(donegate.__file__).resolve().parents[1]  # the hooks run this checkout's donegate
 SCRIPTS = Path(__file__).resolve().parent / "scripts"
@@ -52,6 +57,92 @@ TIMEOUT = 240.0
 
 Kind = Literal["claude", "codex", "gemini"]
 Mode = Literal["exec", "install"]
+
+
+class Emulate:
+    """``donegate emulate SCRIPTS --port 0`` in a process of its own, for one test.
+
+    ``with Emulate(*scripts) as emu:``; `requests` and `status` ask the running server
+    (``/_donegate/requests``, ``/_donegate/status``), and the summary it prints on exit is kept.
+    """
+
+    def __init__(self, *scripts: Path, side_calls: bool = False) -> None:
+        self.argv = [sys.executable, "-m", "donegate", "emulate", *map(str, scripts),
+                     "--port", "0"] + (["--side-calls"] if side_calls else [])  # fmt: skip
+        self.base_url = ""
+        self.stderr: list[str] = []
+        """What the emulator logged (its ready line, warnings)."""
+        self.summary: dict[str, Any] | None = None
+        """The JSON it printed when stopped."""
+        self._proc: subprocess.Popen[str] | None = None
+
+    def __enter__(self) -> Emulate:
+        env = {**os.environ, "PYTHONPATH": str(SRC)}
+        pipe = subprocess.PIPE
+        proc = subprocess.Popen(
+            self.argv, env=env, stdin=subprocess.DEVNULL, stdout=pipe, stderr=pipe, text=True
+        )
+        self._proc = proc
+        lines: queue.Queue[str] = queue.Queue()
+
+        def pump() -> None:  # drains stderr for the whole run, so the server never blocks on it
+            assert proc.stderr is not None
+            for line in proc.stderr:
+                self.stderr.append(line)
+                lines.put(line)
+            lines.put("")
+
+        threading.Thread(target=pump, daemon=True).start()
+        while not self.base_url:
+            try:
+                line = lines.get(timeout=30)
+            except queue.Empty:
+                line = ""
+            if not line:
+                self.__exit__(None, None, None)
+                raise AssertionError("donegate emulate did not start:\n" + "".join(self.stderr))
+            if line.startswith("donegate emulator on "):
+                self.base_url = line.split()[3]
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        proc, self._proc = self._proc, None
+        if proc is None:
+            return
+        proc.send_signal(signal.SIGINT)
+        try:
+            out, _ = proc.communicate(timeout=30)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            out, _ = proc.communicate()
+        if out.strip():
+            self.summary = json.loads(out.strip().splitlines()[-1])
+
+    def _get(self, what: str) -> Any:
+        with urllib.request.urlopen(f"{self.base_url}/_donegate/{what}", timeout=30) as answer:
+            return json.loads(answer.read())
+
+    @property
+    def requests(self) -> list[dict[str, Any]]:
+        """The request log, one entry per request received."""
+        entries: list[dict[str, Any]] = self._get("requests")
+        return entries
+
+    def status(self) -> dict[str, Any]:
+        """Turns served and left per conversation."""
+        status: dict[str, Any] = self._get("status")
+        return status
+
+    def assert_exhausted(self) -> None:
+        """Every conversation used all its turns and nothing went wrong."""
+        status = self.status()
+        if status["unused_turns"] or status["errors"]:
+            raise AssertionError(json.dumps(status["conversations"], indent=1))
 
 
 @dataclass(frozen=True)
@@ -134,7 +225,7 @@ class Run:
         counts = [json.dumps(r.get("body")).count(marker) for r in self.requests]
         return [i for i, n in enumerate(counts) if n > (counts[i - 1] if i else 0)]
 
-    def assert_exhausted(self, emu: Emulator) -> None:
+    def assert_exhausted(self, emu: Emulate) -> None:
         """Every scripted turn was served, nothing else; else say how the session went."""
         try:
             emu.assert_exhausted()
@@ -179,7 +270,7 @@ class Session:
         """This CLI's scripts of those names."""
         return [SCRIPTS / self.cli.kind / f"{name}.yaml" for name in names]
 
-    def environment(self, emu: Emulator) -> dict[str, str]:
+    def environment(self, emu: Emulate) -> dict[str, str]:
         """The CLI's environment: only the emulator to talk to, the gate from this checkout."""
         env = {
             "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
@@ -236,7 +327,7 @@ class Session:
         model = ["-m", self.gemini_model] if self.gemini_model else []
         return [self.binary, "-p", prompt, "--yolo", *model, "-o", "json"]
 
-    def run(self, emu: Emulator, mode: Mode, *, max_continuations: int) -> Run:
+    def run(self, emu: Emulate, mode: Mode, *, max_continuations: int) -> Run:
         """One gated session, by `mode`; the task file is written first."""
         task_file(self.task, max_continuations=max_continuations)
         env = self.environment(emu)

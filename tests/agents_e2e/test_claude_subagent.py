@@ -22,8 +22,7 @@ from pathlib import Path
 
 import pytest
 
-from donegate.testing import Emulator
-from tests.agents_e2e._agents import CLAUDE, CLAUDE_NEW, FILES, Cli, Mode, Session
+from tests.agents_e2e._agents import CLAUDE, CLAUDE_NEW, FILES, Cli, Emulate, Mode, Session
 
 pytestmark = pytest.mark.slow
 
@@ -47,7 +46,7 @@ def test_a_stop_while_a_background_subagent_runs_spends_no_continuation(
 ) -> None:
     session = Session(cli, tmp_path)
     log = recorder(session)
-    with Emulator(*session.scripts("subagent_main", "subagent_worker")) as emu:
+    with Emulate(*session.scripts("subagent_main", "subagent_worker")) as emu:
         run = session.run(emu, mode, max_continuations=2)
         run.assert_exhausted(emu)
         served = [(r["conversation"], r["turn"]) for r in run.requests]

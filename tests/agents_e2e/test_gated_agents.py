@@ -18,8 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from donegate.testing import Emulator
-from tests.agents_e2e._agents import ALL, CHECK_PREFIX, FILES, Cli, Mode, Run, Session
+from tests.agents_e2e._agents import ALL, CHECK_PREFIX, FILES, Cli, Emulate, Mode, Run, Session
 
 pytestmark = pytest.mark.slow
 
@@ -46,7 +45,7 @@ def failed_checks(run: Run) -> list[str]:
 @each_cli
 def test_a_progress_report_is_continued_to_done(cli: Cli, mode: Mode, tmp_path: Path) -> None:
     session = Session(cli, tmp_path)
-    with Emulator(*session.scripts("continued")) as emu:
+    with Emulate(*session.scripts("continued")) as emu:
         run = session.run(emu, mode, max_continuations=2)
         run.assert_exhausted(emu)
 
@@ -76,7 +75,7 @@ def test_a_stuck_session_escalates_after_exactly_max_continuations(
     cli: Cli, mode: Mode, tmp_path: Path
 ) -> None:
     session = Session(cli, tmp_path)
-    with Emulator(*session.scripts("stuck")) as emu:
+    with Emulate(*session.scripts("stuck")) as emu:
         run = session.run(emu, mode, max_continuations=2)
         run.assert_exhausted(emu)
 
@@ -109,7 +108,7 @@ def test_todo_items_ticked_complete_are_not_done_while_a_check_fails(
     cli: Cli, mode: Mode, tmp_path: Path
 ) -> None:
     session = Session(cli, tmp_path)
-    with Emulator(*session.scripts("todos_ticked")) as emu:
+    with Emulate(*session.scripts("todos_ticked")) as emu:
         run = session.run(emu, mode, max_continuations=1)
         run.assert_exhausted(emu)
 
@@ -139,7 +138,7 @@ def test_an_unreadable_task_file_blocks_fail_closed_then_escalates(
     cli: Cli, mode: Mode, tmp_path: Path
 ) -> None:
     session = Session(cli, tmp_path)
-    with Emulator(*session.scripts("unreadable_task")) as emu:
+    with Emulate(*session.scripts("unreadable_task")) as emu:
         run = session.run(emu, mode, max_continuations=3)
         run.assert_exhausted(emu)
 

@@ -12,8 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from donegate.testing import Emulator
-from tests.agents_e2e._agents import FILES, GEMINI, Mode, Session
+from tests.agents_e2e._agents import FILES, GEMINI, Emulate, Mode, Session
 
 pytestmark = pytest.mark.slow
 
@@ -24,7 +23,7 @@ def test_routing_side_calls_use_no_turn_and_the_gate_still_continues_to_done(
 ) -> None:
     session = Session(GEMINI, tmp_path)
     session.gemini_model = None  # auto: the router decides, with a side call per prompt
-    with Emulator(*session.scripts("continued"), side_calls=True) as emu:
+    with Emulate(*session.scripts("continued"), side_calls=True) as emu:
         run = session.run(emu, mode, max_continuations=2)
         run.assert_exhausted(emu)
         side = [r for r in emu.requests if r.get("side_call")]
