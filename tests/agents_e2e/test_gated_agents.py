@@ -18,6 +18,8 @@ from pathlib import Path
 
 import pytest
 
+from donegate.harness.checks import run_checks
+from donegate.harness.spec import load_task
 from tests.agents_e2e._agents import ALL, CHECK_PREFIX, FILES, Cli, Emulate, Mode, Run, Session
 
 pytestmark = pytest.mark.slow
@@ -53,6 +55,8 @@ def test_a_progress_report_is_continued_to_done(cli: Cli, mode: Mode, tmp_path: 
     assert len(run.requests) == 4, run.explain()
     assert run.gate_messages() == [2], run.explain()  # the request after the progress report
     assert written(session) == sorted(FILES)
+    checks = run_checks(load_task(session.task).checks, session.work, timeout=30)
+    assert [c.passed for c in checks] == [True] * len(FILES)
     assert run.reports() == []
     assert run.code == 0, run.explain()
     if mode == "exec":
@@ -61,7 +65,7 @@ def test_a_progress_report_is_continued_to_done(cli: Cli, mode: Mode, tmp_path: 
         assert run.summary["agent"]["name"] == cli.kind
         assert failed_checks(run) == []
         certificate = run.summary["certificate"]
-        assert certificate and Path(certificate).is_file()
+        assert run.certificates() == [Path(certificate)]  # in the data directory, signed
         # The certificate proves itself: its digests match and its checks pass again.
         verify = [sys.executable, "-m", "donegate", "verify", certificate,
                   "--workdir", str(session.work)]  # fmt: skip
