@@ -58,7 +58,7 @@ def test_migrations_build_exactly_the_tables_the_code_uses(store_url: str) -> No
         context = MigrationContext.configure(
             conn, opts={"version_table": "donegate_alembic_version"}
         )
-        assert context.get_current_revision() == "0002_turns"
+        assert context.get_current_revision() == "0003_review"
         assert compare_metadata(context, metadata) == []
     store.close()
 
@@ -77,7 +77,7 @@ def test_a_store_at_the_first_migration_moves_forward_keeping_its_rows(store_url
             )
         )
     database.dispose()
-    store = open_store(store_url)  # runs r0002_turns
+    store = open_store(store_url)  # runs r0002_turns and r0003_review
     lease = store.claim("w", 30)
     assert lease is not None and lease.task_id == "old"
     turn = Turn(

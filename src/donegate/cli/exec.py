@@ -2,7 +2,8 @@
 
 Runs ``claude``, ``codex`` or ``gemini`` headless with the completion gate installed for this run
 only, then decides from the harness. Exit codes: 0 done (the checks pass at the end; a signed
-certificate is written), 3 escalated (the hook's report is written), 4 failed (the agent crashed,
+certificate is written), 3 escalated (the hook's report is written) or, for a ``closure: human``
+task, awaiting a person's approval, 4 failed (the agent crashed,
 hit a provider error, or ended with failing checks and budget left), 2 usage.
 """
 
@@ -21,7 +22,7 @@ from donegate.harness.spec import load_task
 
 __all__ = ["EXIT_CODES"]
 
-EXIT_CODES = {"done": 0, "escalated": 3, "failed": 4}
+EXIT_CODES = {"done": 0, "awaiting_review": 3, "escalated": 3, "failed": 4}
 """The exit code of each outcome (2 is a usage error)."""
 
 

@@ -1,6 +1,8 @@
 """``donegate run TASK``: run a task behind the completion gate.
 
-Exit codes: 0 done, 3 escalated, 4 failed, 2 usage error (a bad task file, an unknown model).
+Exit codes: 0 done, 3 escalated or awaiting review (``closure: human``: a person must act either
+way; ``donegate escalations approve`` closes a review), 4 failed, 2 usage error (a bad task
+file, an unknown model).
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ from donegate.models.infer import infer_model
 
 __all__ = ["EXIT_CODES", "resolve_model"]
 
-EXIT_CODES = {"done": 0, "escalated": 3, "failed": 4}
+EXIT_CODES = {"done": 0, "awaiting_review": 3, "escalated": 3, "failed": 4}
 """The exit code of each task status."""
 
 
@@ -81,6 +83,7 @@ def run_command(
         workdir=workdir,
         events=live.event,
         on_round=live.round,
+        task_file=task,
     )
     for line in getattr(model, "warnings", ()):  # a script's calls to tools the task lacks
         click.echo(f"donegate: warning: {line}", err=True)
@@ -93,7 +96,9 @@ def run_command(
 
 def print_result(console: Console, result: TaskResult) -> None:
     """The result for a person."""
-    style = {"done": "green", "escalated": "yellow", "failed": "red"}[result.status]
+    style = {"done": "green", "awaiting_review": "yellow", "escalated": "yellow", "failed": "red"}[
+        result.status
+    ]
     console.print(
         f"[bold {style}]{result.status}[/] {escape(result.task_id)}: {escape(result.reason)}"
     )
@@ -106,6 +111,11 @@ def print_result(console: Console, result: TaskResult) -> None:
         console.print(f"  {mark} {escape(check.name)}: {escape(check.detail)}")
     if result.certificate is not None:
         console.print(f"  certificate {escape(str(result.certificate))}")
+    if result.status == "awaiting_review":
+        console.print(
+            f"  approve it: donegate escalations approve {escape(str(result.certificate))}"
+        )
     if result.escalation is not None:
         files = result.escalation.get("files", {})
-        console.print(f"  escalation report {escape(str(files.get('markdown', '')))}")
+        what = "review report" if result.status == "awaiting_review" else "escalation report"
+        console.print(f"  {what} {escape(str(files.get('markdown', '')))}")

@@ -18,6 +18,7 @@ import shlex
 import signal
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 from donegate.errors import UserError
@@ -55,12 +56,16 @@ def kill_group(proc: subprocess.Popen[bytes]) -> None:
 class Workspace:
     """A directory the agent may read, write, list and run commands in, and nothing outside."""
 
-    def __init__(self, root: Path | str) -> None:
+    def __init__(
+        self, root: Path | str, *, protected: Callable[[Path], bool] | None = None
+    ) -> None:
         resolved = Path(root).resolve()
         if not resolved.is_dir():
             raise UserError(f"workspace root is not a directory: {root}")
         self.root = resolved
         """The resolved directory every path is confined to."""
+        self.protected = protected
+        """Whether an absolute path is protected (``write_file`` refuses it)."""
 
     def read_file(self, path: str) -> str:
         """Read a text file in the workspace.
@@ -83,6 +88,10 @@ class Workspace:
             content: The complete new content of the file.
         """
         target = self._path(path)
+        if self.protected is not None and any(
+            self.protected(p) for p in (target, Path(os.path.normpath(self.root / path)))
+        ):
+            raise PermissionError(f"{self._rel(target)} is protected: the task forbids changing it")
         if target.is_dir():
             raise IsADirectoryError(f"{self._rel(target)} is a directory")
         target.parent.mkdir(parents=True, exist_ok=True)

@@ -1,13 +1,14 @@
 """A stand-in for an agent CLI's headless mode that plays a Stop-hook loop (used by exec tests).
 
 Installed by the tests as ``claude`` (or ``codex``, ``gemini``) on PATH. It reads the hooks the
-way the real CLI would (Claude: ``--settings FILE``; Gemini: the system-defaults file in
-``GEMINI_CLI_SYSTEM_DEFAULTS_PATH``), then plays the turns of ``$FAKE_AGENT_SCRIPT`` (JSON: a list
-of ``{"write": {PATH: TEXT}, "delete": [PATH], "say": TEXT, "todos": [...], "exit": CODE}``): each
-turn does its writes, then stops; the stop runs every Stop hook with the CLI's payload on stdin,
-and a block moves on to the next turn (the last one repeats). It ends when no hook blocks, or
-after 30 stops, printing Claude's ``--output-format json`` result. Every hook stdin and answer is
-appended to ``$FAKE_AGENT_LOG``.
+way the real CLI would (Claude: ``--settings FILE``; Gemini: ``$GEMINI_CLI_HOME/.gemini/
+settings.json``), then plays the turns of ``$FAKE_AGENT_SCRIPT`` (JSON: a list
+of ``{"write": {PATH: TEXT}, "delete": [PATH], "say": TEXT, "todos": [...], "background": [...],
+"exit": CODE, "give_up": true}``): each turn does its writes, then stops; the stop runs every
+Stop hook with the CLI's payload on stdin, and a block moves on to the next turn (the last one
+repeats). It ends when no hook blocks, at a ``give_up`` turn (as Claude Code does after 8
+blocks), or after 30 stops, printing Claude's ``--output-format json`` result. Every hook stdin
+and answer is appended to ``$FAKE_AGENT_LOG``.
 """
 
 import json
@@ -22,7 +23,8 @@ NAME = Path(sys.argv[0]).name
 
 def hooks_of(args):
     if NAME == "gemini":
-        data = json.loads(Path(os.environ["GEMINI_CLI_SYSTEM_DEFAULTS_PATH"]).read_text())
+        home = Path(os.environ["GEMINI_CLI_HOME"])
+        data = json.loads((home / ".gemini" / "settings.json").read_text())
     else:
         data = json.loads(Path(args[args.index("--settings") + 1]).read_text())
     return data.get("hooks", {})
@@ -67,8 +69,8 @@ def main():
     log = os.environ.get("FAKE_AGENT_LOG", os.devnull)
     hooks = hooks_of(args)
     session = str(uuid.uuid4())
-    home = Path(os.environ.get("HOME", "/tmp")) / ".claude"
-    transcript = home / "projects" / f"{session}.jsonl"
+    home = os.environ.get("CLAUDE_CONFIG_DIR") or os.path.join(os.environ["HOME"], ".claude")
+    transcript = Path(home) / "projects" / f"{session}.jsonl"
     transcript.parent.mkdir(parents=True, exist_ok=True)
     base = {"session_id": session, "transcript_path": str(transcript), "cwd": os.getcwd()}
     run_hooks(hooks, "SessionStart", {**base, "hook_event_name": "SessionStart"}, log)
@@ -105,6 +107,8 @@ def main():
             payload["last_assistant_message"] = said
         answers = run_hooks(hooks, stop, payload, log)
         if not any(a and a.get("decision") in ("block", "deny") for a in answers):
+            break
+        if turn.get("give_up"):
             break
         active = True
     print(

@@ -160,17 +160,24 @@ def run(args: list[str], stdin: str, home: Path) -> subprocess.CompletedProcess[
 def test_a_usage_error_is_one_line_and_the_same_fail_closed_decision(
     args: list[str], message: str, homes: dict[str, Path]
 ) -> None:
+    out = run(args, json.dumps(payload("claude", homes["work"])), homes["data"])
+    assert out.returncode == 0
+    [line] = out.stderr.splitlines()  # one line, never usage text
+    assert line.startswith(f"donegate hook: {message}")
+    assert "Usage:" not in out.stdout + out.stderr
+    answer = json.loads(out.stdout)
+    assert answer["decision"] == ("deny" if args[1] == "gemini" else "block")  # as documented
+    assert message in answer["reason"]
+
+
+def test_a_repeated_usage_error_is_counted_then_escalates(homes: dict[str, Path]) -> None:
     stdin = json.dumps(payload("claude", homes["work"]))
-    outs = [run(args, stdin, homes["data"]) for _ in range(FALLBACK_BUDGET + 1)]
-    for out in outs:
-        assert out.returncode == 0
-        assert len(out.stderr.splitlines()) == 1, out.stderr
-        assert message in out.stderr
-        assert "Usage:" not in out.stdout + out.stderr
-    answers = [json.loads(o.stdout) if o.stdout else None for o in outs]
-    blocking = "deny" if args[1] == "gemini" else "block"  # each CLI's documented answer
-    assert [a["decision"] if a else None for a in answers] == [blocking] * FALLBACK_BUDGET + [None]
-    assert answers[0] is not None and message in answers[0]["reason"]
+    outs = [run(["hook", "claude", "--nope"], stdin, homes["data"]) for _ in range(4)]
+    assert [bool(o.stdout) for o in outs] == [True] * FALLBACK_BUDGET + [False]
+    assert all(len(o.stderr.splitlines()) == 1 for o in outs)
+    assert "escalated" in outs[-1].stderr and "escalation report" in outs[-1].stderr
+    [report] = reports(homes["data"])
+    assert report["state"]["errors"][0] == "usage: No such option '--nope'"
 
 
 def test_the_cli_blocks_on_bad_stdin_and_says_so_on_stderr(

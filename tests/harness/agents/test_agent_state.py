@@ -160,3 +160,16 @@ def test_store_round_trip_and_quarantine(tmp_path: Path) -> None:
         store.load(path)
     assert caught.value.quarantined == path.with_name(f"{path.stem}.tampered-1.json")
     assert not path.exists() and store.tampered_count(path) == 1
+
+
+def test_a_long_session_keeps_a_bounded_record() -> None:
+    from donegate.harness.agents.state import MAX_ROUNDS
+
+    state = HookState(agent="claude", task="t", task_path="/t.yaml", session_id="s")
+    state = state.with_round(Round(at=0.0, event="Stop", outcome="blocked"))
+    for n in range(MAX_ROUNDS + 50):  # background work keeps deferring the stop
+        state = state.with_round(Round(at=float(n), event="Stop", outcome="deferred"))
+    state = state.with_round(Round(at=1e9, event="Stop", outcome="blocked"))
+    assert len(state.rounds) == MAX_ROUNDS
+    assert state.blocks == 2 and [r.outcome for r in state.rounds].count("blocked") == 2
+    assert state.rounds[-1].at == 1e9

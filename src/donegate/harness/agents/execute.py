@@ -46,7 +46,7 @@ EXEC_HOOK_TIMEOUT_S = 600
 """The hook timeout exec writes into the CLI's config for its run."""
 _OUTPUT_TAIL = 256 * 1024
 
-Status = Literal["done", "escalated", "failed"]
+Status = Literal["done", "awaiting_review", "escalated", "failed"]
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -193,6 +193,9 @@ def _decide(
     if not problems:
         path = _certify(spec, root=root, checks=checks, info=info, manifest=manifest,
                         started=started, continuations=continuations)  # fmt: skip
+        if spec.closure == "human":
+            reason = "every check passed; a person's approval closes it (donegate escalations)"
+            return ExecResult(status="awaiting_review", reason=reason, certificate=path, **common)
         return ExecResult(status="done", reason="every check passed", certificate=path, **common)
     escalated = next((e for e in reversed(events) if e.get("outcome") == "escalated"), None)
     if escalated is not None:
@@ -203,7 +206,7 @@ def _decide(
         reason = f"{agent.title} exited with code {info['exit_code']}"
     elif info["error"]:
         reason = f"{agent.title} reported an error: {info['error']}"
-    elif not events:
+    elif not any(e.get("outcome") != "started" for e in main):
         reason = (
             f"the gate's hook never ran: {agent.title} ended without a stop the gate saw "
             "(hooks disabled, untrusted, or the agent crashed first)"
@@ -234,9 +237,9 @@ def _certify(
         finished_at=time.time(),
         continuations=continuations,
         model_calls=0,
+        protected=protected.manifest(manifest, root),
     )
     cert["agent"] = {k: info[k] for k in ("name", "version", "exit_code")}
-    cert["protected"] = manifest
     return write_certificate(cert, data_dir() / "certificates", evidence=Evidence(), transcript=[])
 
 

@@ -10,20 +10,17 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from donegate.harness import protect
 from donegate.harness.spec import TaskSpec
 
-try:  # h/gate-proof's module; until it is merged the hooks protect nothing
-    from donegate.harness import protect  # type: ignore[attr-defined,unused-ignore]
-except ImportError:  # pragma: no cover - removed when h/gate-proof is merged
-    protect = None
-
-__all__ = ["changes", "take"]
+__all__ = ["changes", "manifest", "take"]
 
 
 def take(spec: TaskSpec, root: Path, task_path: str | None) -> dict[str, Any]:
-    """Digest the protected files of `spec` in `root` now, as plain data."""
-    if protect is None:
-        return {"patterns": [], "pinned": [], "files": {}}
+    """Digest the protected files of `spec` in `root` now, as plain data.
+
+    `task_path` is the task file: inside the workdir, it and its check modules are protected.
+    """
     patterns, pinned = protect.task_patterns(spec, root, task_file=task_path)
     data: dict[str, Any] = protect.take_manifest(root, patterns, pinned=pinned).as_data()
     return data
@@ -31,10 +28,23 @@ def take(spec: TaskSpec, root: Path, task_path: str | None) -> dict[str, Any]:
 
 def changes(manifest: dict[str, Any] | None, root: Path) -> list[str]:
     """``protected file changed: PATH`` for each file not as the manifest recorded it."""
-    if not manifest or protect is None:
+    if not manifest:
         return []
     try:
         loaded = protect.Manifest.from_data(manifest, root)
     except ValueError as exc:
         return [f"the protected-file digests are unusable ({exc})"]
-    return [c.text for c in loaded.changes()]
+    try:
+        return [c.text for c in loaded.changes()]
+    except protect.ProtectError as exc:
+        return [str(exc)]
+
+
+def manifest(data: dict[str, Any] | None, root: Path) -> protect.Manifest | None:
+    """The manifest `data` holds (None when there is none or it is unusable)."""
+    if not data:
+        return None
+    try:
+        return protect.Manifest.from_data(data, root)
+    except ValueError:
+        return None

@@ -46,6 +46,10 @@ CLAIM_CAP = 4000
 _KEY_FILE = "state.key"
 _MAX_STATE_BYTES = 8 * 1024 * 1024
 _COUNTED = ("blocked", "fault")
+MAX_ROUNDS = 200
+"""Rounds a record keeps: the oldest ones the count does not rest on are dropped first."""
+MAX_TODOS = 100
+"""Todo items a round keeps."""
 
 Outcome = Literal["blocked", "fault", "passed", "deferred", "escalated", "let_through", "started"]
 
@@ -139,11 +143,25 @@ class HookState(_Strict):
             blocks = 0
         data = self.model_dump()
         data.update(changes)
-        data["rounds"] = [*data["rounds"], round_.model_dump()]
+        added = round_.model_dump()
+        added["todos"] = added["todos"][:MAX_TODOS]
+        data["rounds"] = _bounded([*data["rounds"], added])
         data["blocks"] = blocks
         if round_.outcome == "passed":
             data["escalated"] = None
         return HookState.model_validate(data)
+
+
+def _bounded(rounds: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """At most `MAX_ROUNDS`: drop rounds before the last pass, then uncounted ones, oldest first."""
+    if len(rounds) <= MAX_ROUNDS:
+        return rounds
+    last_pass = max((i for i, r in enumerate(rounds) if r["outcome"] == "passed"), default=-1)
+    spare = [i for i in range(len(rounds)) if i < last_pass]
+    spare += [i for i in range(max(last_pass, 0), len(rounds) - 1)
+              if rounds[i]["outcome"] not in (*_COUNTED, "passed")]  # fmt: skip
+    drop = set(spare[: len(rounds) - MAX_ROUNDS])
+    return [r for i, r in enumerate(rounds) if i not in drop]
 
 
 class TamperedState(Exception):
