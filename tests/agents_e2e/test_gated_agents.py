@@ -12,6 +12,7 @@ Skipped only when a binary is missing and its ``DONEGATE_REQUIRE_*`` variable is
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -69,7 +70,8 @@ def test_a_progress_report_is_continued_to_done(cli: Cli, mode: Mode, tmp_path: 
         # The certificate proves itself: its digests match and its checks pass again.
         verify = [sys.executable, "-m", "donegate", "verify", certificate,
                   "--workdir", str(session.work)]  # fmt: skip
-        proved = subprocess.run(verify, capture_output=True, text=True, check=False)
+        env = {**os.environ, "DONEGATE_HOME": str(session.donegate_home)}  # its signing key
+        proved = subprocess.run(verify, capture_output=True, text=True, env=env, check=False)
         assert proved.returncode == 0, proved.stdout + proved.stderr
 
 
