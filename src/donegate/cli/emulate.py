@@ -177,10 +177,10 @@ def emulate_command(
 
     OpenAI clients use http://HOST:PORT/v1, Anthropic and Gemini clients http://HOST:PORT. Several
     scripts are several conversations, picked by the x-donegate-conversation header (index or
-    file stem) or in order. The clients run their own tools: scripts need no stubs, and a turn
-    calling a tool the client did not offer is served with a warning. Every request is answered:
-    a malformed one with a 400, a body past --max-body with a 413. Prints the turns served as
-    JSON on exit.
+    file stem), by prompt, or in order. The clients run their own tools: scripts need no stubs,
+    and a turn calling a tool the client did not offer is served with a warning. Every request is
+    answered: a malformed one with a 400, a body past --max-body with a 413. Prints the turns
+    served as JSON on exit.
     """
     _run(scripts, host=host, port=port, log=log, upstream=upstream, record=record,
          redact=redact, max_body=max_body, verbose=verbose, side_calls=side_calls)  # fmt: skip

@@ -14,7 +14,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
-from donegate.messages import Ending, ErrorInfo, Message, Turn
+from donegate.errors import DonegateError
+from donegate.messages import Ending, ErrorInfo, Message, TextPart, Turn
 from donegate.models._sse import iter_sse
 from donegate.models.registry import wire_format
 from donegate.testing.player import is_retryable
@@ -37,6 +38,7 @@ __all__ = [
     "route",
     "sse_to_array",
     "static_reply",
+    "user_texts",
 ]
 
 Kind = Literal["model", "count_tokens", "models", "model_info", "ping", "admin", "unknown"]
@@ -365,3 +367,24 @@ def error_reply(api: str, status: int, message: str) -> Reply:
     if is_retryable(status):
         headers["x-should-retry"] = "false"
     return Reply(status=status, body=rendered.body.encode("utf-8"), headers=headers)
+
+
+def user_texts(api: str, body: Any) -> tuple[str, ...]:
+    """The text parts of the request's user messages, in order, stripped (none if unreadable).
+
+    The emulator matches them against each script's ``prompt`` to tell conversations apart when
+    one client runs several at once (Claude Code's subagents share its base URL).
+    """
+    if not isinstance(body, dict):
+        return ()
+    try:
+        request = wire_format(api).parse_request(body)
+    except (DonegateError, ValueError, TypeError, KeyError, AttributeError):
+        return ()
+    return tuple(
+        part.text.strip()
+        for message in request.messages
+        if message.role == "user"
+        for part in message.parts
+        if isinstance(part, TextPart)
+    )

@@ -16,8 +16,10 @@ production::
 Each conversation is a `ScriptedModel`, and each request goes through its ``handler(api)``: the
 same turn selection and the same wire rendering as the in-process player, so a script replays
 alike in both. Several scripts are several conversations, chosen by the
-``x-donegate-conversation`` header (an index or the script file's stem), else in order: the
-first conversation with turns left answers. A call past the last turn is an HTTP 500 in the
+``x-donegate-conversation`` header (an index or the script file's stem); else by prompt: a
+conversation whose script ``prompt`` is the text of one of the request's user messages (the
+latest such message wins, so a subagent with its own prompt gets its own script); else in order:
+the first conversation with turns left answers. A call past the last turn is an HTTP 500 in the
 provider's error shape saying "model called N times but script has M turns". The client runs
 its own tools: a script needs no stubs, and a turn calling a tool the client's request did not
 offer is served as scripted, with a warning (logged on ``donegate.emulator``, kept in the
@@ -299,9 +301,10 @@ class Emulator:
             return self._side(route, parsed, entry)
         import httpx2
 
+        said = _routes.user_texts(api, parsed)
         with self._lock:
             try:
-                index, conv = self._select(heads.get(CONVERSATION_HEADER))
+                index, conv = self._select(heads.get(CONVERSATION_HEADER), said)
             except UserError as exc:
                 return error_reply(api, 400, str(exc))
             entry["conversation"] = conv.name
@@ -354,7 +357,7 @@ class Emulator:
         reply = Reply(status=rendered.status, body=rendered.body.encode("utf-8"), headers=headers)
         return _routes.sse_to_array(reply) if route.stream_array else reply
 
-    def _select(self, wanted: str | None) -> tuple[int, Conversation]:
+    def _select(self, wanted: str | None, said: tuple[str, ...] = ()) -> tuple[int, Conversation]:
         convs = self.conversations
         if not convs:
             raise UserError("no script loaded: start the emulator with a script, or call load()")
@@ -367,10 +370,16 @@ class Emulator:
                     return i, conv
             names = ", ".join(f"{i} ({c.name})" for i, c in enumerate(convs))
             raise UserError(f"{CONVERSATION_HEADER}: no conversation {wanted!r}; have {names}")
-        for i, conv in enumerate(convs):
+        candidates = list(enumerate(convs))
+        where = {text: n for n, text in enumerate(said)}  # a text said twice: its latest place
+        prompted = [(where[p], i, c) for i, c in candidates if (p := _prompt(c)) in where]
+        if prompted:
+            latest = max(n for n, _, _ in prompted)
+            candidates = [(i, c) for n, i, c in prompted if n == latest]
+        for i, conv in candidates:
             if not conv.used:
                 return i, conv
-        return len(convs) - 1, convs[-1]  # every script used: the last one reports the extra call
+        return candidates[-1]  # every candidate used: the last one reports the extra call
 
     def _admin(self, route: Route) -> Reply:
         if route.name == "requests":
@@ -493,3 +502,8 @@ def _offers_tools(api: str, body: dict[str, Any]) -> bool:
         return bool(wire_format(api).parse_request(body).tools)
     except (WireFormatError, ValueError, TypeError, KeyError):
         return True
+
+
+def _prompt(conv: Conversation) -> str | None:
+    script = conv.model.script
+    return script.prompt.strip() if script is not None and script.prompt else None
