@@ -7,9 +7,9 @@ start_services() {
     (apt-get update -qq && apt-get install -y -qq redis-server) >/dev/null 2>&1 || true
   fi
   if command -v redis-server >/dev/null 2>&1; then
-    redis-server --bind 127.0.0.1 --port 6399 --save "" --appendonly no --daemonize yes \
+    redis-server --bind 127.0.0.1 --port "${DONEGATE_CI_REDIS_PORT:-6399}" --save "" --appendonly no --daemonize yes \
       --dir "$SERVICES_DIR" --pidfile "$SERVICES_DIR/redis.pid" >/dev/null
-    export DONEGATE_TEST_REDIS_URL=redis://127.0.0.1:6399/0
+    export DONEGATE_TEST_REDIS_URL=redis://127.0.0.1:${DONEGATE_CI_REDIS_PORT:-6399}/0
   fi
   local bindir
   bindir=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -n 1)
@@ -17,8 +17,8 @@ start_services() {
     mkdir -p "$SERVICES_DIR/pg" && chown postgres "$SERVICES_DIR/pg" && chmod 755 "$SERVICES_DIR"
     runuser -u postgres -- "$bindir/initdb" -D "$SERVICES_DIR/pg/data" -A trust -U postgres >/dev/null
     runuser -u postgres -- "$bindir/pg_ctl" -D "$SERVICES_DIR/pg/data" -l "$SERVICES_DIR/pg/log" \
-      -o "-c listen_addresses=127.0.0.1 -p 54329 -k $SERVICES_DIR/pg" -w start >/dev/null
-    export DONEGATE_TEST_POSTGRES_URL=postgresql+psycopg://postgres@127.0.0.1:54329/postgres
+      -o "-c listen_addresses=127.0.0.1 -p ${DONEGATE_CI_PG_PORT:-54329} -k $SERVICES_DIR/pg" -w start >/dev/null
+    export DONEGATE_TEST_POSTGRES_URL=postgresql+psycopg://postgres@127.0.0.1:${DONEGATE_CI_PG_PORT:-54329}/postgres
   fi
 }
 
