@@ -10,6 +10,7 @@ import sys
 
 import click
 
+from donegate.cli import serve  # noqa: F401 - registers ``donegate serve``
 from donegate.cli._app import app
 from donegate.errors import DonegateError
 

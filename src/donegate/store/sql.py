@@ -18,13 +18,14 @@ from sqlalchemy import exc
 from sqlalchemy.engine import Connection
 
 from donegate.errors import UserError
+from donegate.store._browse import BrowseMixin
 from donegate.store._codec import loads
 from donegate.store._db import Database, resolve_url
 from donegate.store._journal import JournalMixin, put_checklist
 from donegate.store._leases import LeaseMixin
 from donegate.store._review import ReviewMixin
 from donegate.store._schema import escalations, runs, tasks
-from donegate.store.base import TERMINAL, TaskRecord, TaskStore
+from donegate.store.base import TERMINAL, BrowseStore, TaskRecord, TaskStore
 
 __all__ = ["SqlStore", "open_store"]
 
@@ -69,7 +70,7 @@ def _canonical(spec: Mapping[str, Any]) -> str:
     return json.dumps(spec, sort_keys=True, separators=(",", ":"), default=str)
 
 
-class SqlStore(LeaseMixin, JournalMixin, ReviewMixin):
+class SqlStore(LeaseMixin, JournalMixin, ReviewMixin, BrowseMixin):
     """A `TaskStore` on SQLAlchemy Core; build it with `open_store`."""
 
     def __init__(self, database: Database) -> None:
@@ -207,3 +208,7 @@ class SqlStore(LeaseMixin, JournalMixin, ReviewMixin):
 
 def _conforms(store: SqlStore) -> TaskStore:
     return store  # mypy checks here that SqlStore implements the protocol
+
+
+def _browses(store: SqlStore) -> BrowseStore:
+    return store  # and here that it serves the review UI
