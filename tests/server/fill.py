@@ -12,8 +12,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from donegate.messages import Message, TextPart, ToolCall, Turn
-from donegate.messages import Ending
+from donegate.messages import Ending, Message, TextPart, ToolCall, Turn
 from donegate.models.base import Model, ModelRequest
 from donegate.models.function import FunctionModel
 from donegate.store.sql import SqlStore

@@ -1,0 +1,168 @@
+"""Review-UI fixtures: a store filled by real worker runs, `donegate serve` on it, and Chromium.
+
+The browser is Debian's ``/usr/bin/chromium`` driven by Playwright (``pytest-playwright``'s
+``page`` fixture, its launch arguments set here); nothing is downloaded. Screenshots go to
+``$DONEGATE_UI_SCREENSHOTS`` when set (``docs/img`` to refresh the docs), else to a temp folder.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from donegate.store.sql import SqlStore, open_store
+from tests.server.fill import fill
+from tests.store.conftest import store_url
+
+__all__ = ["store_url"]
+
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
+REPO = Path(__file__).resolve().parents[2]
+
+
+@dataclass
+class Filled:
+    """The filled store and where its runs left their files."""
+
+    db: str
+    """The SQLite URL."""
+    root: Path
+    """Workdirs and the data directory (``home``: certificates, reports)."""
+    ids: dict[str, str]
+    """Task ids by their role in the tests."""
+    store: SqlStore
+    """The test process's own connection to it."""
+
+
+@dataclass
+class Served:
+    """A running ``donegate serve``."""
+
+    url: str
+    """``http://127.0.0.1:PORT``."""
+    process: subprocess.Popen[str]
+    """The server process."""
+
+
+def free_port() -> int:
+    """A TCP port free on 127.0.0.1 right now."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def serve(db: str, *args: str, env: dict[str, str] | None = None) -> Served:
+    """Start ``donegate serve --db DB ARGS`` on a free port and wait for ``/healthz``."""
+    port = free_port()
+    process = subprocess.Popen(
+        [sys.executable, "-m", "donegate", "serve", "--db", db, "--port", str(port), *args],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, **(env or {})},
+        cwd=REPO,
+    )
+    url = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise AssertionError(f"donegate serve exited {process.returncode}: {process.stderr}")
+        try:
+            with urllib.request.urlopen(f"{url}/healthz", timeout=2) as response:
+                if response.status == 200:
+                    return Served(url=url, process=process)
+        except OSError:
+            time.sleep(0.2)
+    process.kill()
+    raise AssertionError("donegate serve did not answer /healthz within 60 s")
+
+
+def stop(served: Served) -> None:
+    """Stop a server started by `serve`."""
+    served.process.terminate()
+    try:
+        served.process.communicate(timeout=20)
+    except subprocess.TimeoutExpired:
+        served.process.kill()
+        served.process.communicate()
+
+
+@pytest.fixture
+def store(store_url: str) -> Iterator[SqlStore]:
+    """An opened, migrated store on each backend (SQLite; PostgreSQL when configured)."""
+    s = open_store(store_url)
+    yield s
+    s.close()
+
+
+@pytest.fixture(scope="session")
+def filled(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Filled]:
+    """A SQLite store whose tasks ran through the worker (see `tests.server.fill`)."""
+    root = tmp_path_factory.mktemp("ui")
+    saved = os.environ.get("DONEGATE_HOME")
+    os.environ["DONEGATE_HOME"] = str(root / "home")  # the worker's and the server's data dir
+    db = f"sqlite:///{root / 'ui.db'}"
+    store = open_store(db)
+    try:
+        yield Filled(db=db, root=root, ids=fill(store, root), store=store)
+    finally:
+        store.close()
+        if saved is None:
+            os.environ.pop("DONEGATE_HOME", None)
+        else:
+            os.environ["DONEGATE_HOME"] = saved
+
+
+@pytest.fixture(scope="session")
+def served(filled: Filled) -> Iterator[Served]:
+    """``donegate serve`` on the filled store, loopback, no token."""
+    server = serve(filled.db)
+    yield server
+    stop(server)
+
+
+@pytest.fixture(scope="session")
+def browser_type_launch_args(browser_type_launch_args: dict[str, Any]) -> dict[str, Any]:
+    """Launch Debian's Chromium (never a downloaded browser)."""
+    if not Path(CHROMIUM).exists():
+        raise AssertionError(f"{CHROMIUM} is missing: apt-get install -y chromium")
+    return {**browser_type_launch_args, "executable_path": CHROMIUM, "args": CHROMIUM_ARGS}
+
+
+@pytest.fixture(scope="session")
+def browser_context_args(browser_context_args: dict[str, Any], served: Served) -> dict[str, Any]:
+    """Pages open on the served UI."""
+    return {
+        **browser_context_args,
+        "base_url": served.url,
+        "viewport": {"width": 1280, "height": 900},
+    }
+
+
+@pytest.fixture(scope="session")
+def shots(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Where screenshots go."""
+    target = os.environ.get("DONEGATE_UI_SCREENSHOTS")
+    if target:
+        path = Path(target)
+        path.mkdir(parents=True, exist_ok=True)
+        return path
+    return tmp_path_factory.mktemp("shots")
