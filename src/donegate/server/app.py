@@ -196,6 +196,8 @@ def _error(web: Web) -> Callable[[Request, Exception], Response]:
         assert isinstance(exc, HTTPException)
         if request.url.path == "/live":
             return JSONResponse({"error": exc.detail}, status_code=exc.status_code)
-        return web.render(request, "error.html", status_code=exc.status_code, message=str(exc.detail))
+        return web.render(
+            request, "error.html", status_code=exc.status_code, message=str(exc.detail)
+        )
 
     return error

@@ -68,20 +68,19 @@ def _run(row: Any) -> RunRecord:
     )
 
 
-def _stop(r: Any) -> StopRow:
-    return StopRow(
-        task_id=r.task_id,
-        task_type=r.task_type,
-        status=r.status,
-        ending=r.ending,
-        loop_status=r.loop_status,
-        open_items=r.open_items,
-        turns=r.turns,
-        replayed_turns=r.replayed_turns,
-        continuations=r.continuations,
-        duration_s=r.duration_s,
-        at=r.at,
-    )
+_STOP_COLUMNS = sa.select(
+    events.c.task_id,
+    events.c.task_type,
+    events.c.status,
+    events.c.ending,
+    events.c.loop_status,
+    events.c.open_items,
+    events.c.turns,
+    events.c.replayed_turns,
+    events.c.continuations,
+    events.c.duration_s,
+    events.c.at,
+)
 
 
 def _action(r: Any) -> Action:
@@ -240,11 +239,31 @@ class BrowseMixin:
         ]
 
     def stop_rows_of(self, *, since: float, task_type: str | None = None) -> list[StopRow]:
-        query = sa.select(events).where(events.c.at >= since).order_by(events.c.at)
+        query = _STOP_COLUMNS.where(events.c.at >= since).order_by(events.c.at)
         if task_type is not None:
             query = query.where(events.c.task_type == task_type)
         with self._db.read() as conn:
-            return [_stop(r) for r in conn.execute(query).all()]
+            rows = conn.execute(query).all()
+        # a page can read tens of thousands of these: plain tuples, no per-row attribute lookup
+        return [
+            StopRow(
+                task_id=task_id,
+                task_type=kind,
+                status=status,
+                ending=ending,
+                loop_status=loop_status,
+                open_items=open_items,
+                turns=turns,
+                replayed_turns=replayed,
+                continuations=continuations,
+                duration_s=duration_s,
+                at=at,
+            )
+            for (
+                task_id, kind, status, ending, loop_status, open_items, turns, replayed,
+                continuations, duration_s, at,
+            ) in rows
+        ]  # fmt: skip
 
     def stop_types(self) -> list[str]:
         query = sa.select(events.c.task_type).where(events.c.task_type.is_not(None)).distinct()
