@@ -85,7 +85,7 @@ def templates() -> Jinja2Templates:
     return Jinja2Templates(env=env)
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, kw_only=True, slots=True)
 class Web:
     """Handed to each page module's ``routes``."""
 

@@ -53,7 +53,7 @@ MIN_SECRET = 16
 _LOOPBACK_NAMES = frozenset({"localhost", "127.0.0.1", "::1", "[::1]"})
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, kw_only=True, slots=True)
 class Token:
     """One person's (or one client's) access: the name recorded, the secret presented."""
 
