@@ -1,7 +1,8 @@
 """Review-UI fixtures: a store filled by real worker runs, `donegate serve` on it, and Chromium.
 
-The browser is Debian's ``/usr/bin/chromium`` driven by Playwright (``pytest-playwright``'s
-``page`` fixture, its launch arguments set here); nothing is downloaded. Screenshots go to
+The browser is Debian's ``/usr/bin/chromium`` driven by Playwright's sync API (``page`` here
+replaces pytest-playwright's, which would keep a session-long Playwright running); nothing is
+downloaded. Screenshots go to
 ``$DONEGATE_UI_SCREENSHOTS`` when set (``docs/img`` to refresh the docs), else to a temp folder.
 """
 
@@ -16,9 +17,9 @@ import urllib.request
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import pytest
+from playwright.sync_api import Browser, Page, sync_playwright
 
 from donegate.store.sql import SqlStore, open_store
 from tests.server.fill import fill
@@ -139,22 +140,29 @@ def served(filled: Filled) -> Iterator[Served]:
     stop(server)
 
 
-@pytest.fixture(scope="session")
-def browser_type_launch_args(browser_type_launch_args: dict[str, Any]) -> dict[str, Any]:
-    """Launch Debian's Chromium (never a downloaded browser)."""
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Browser]:
+    """Debian's Chromium through Playwright's sync API (never a downloaded browser).
+
+    Module-scoped, and stopped after: a sync Playwright left running holds an event loop on
+    the main thread, which the asyncio tests collected after these would trip over.
+    """
     if not Path(CHROMIUM).exists():
         raise AssertionError(f"{CHROMIUM} is missing: apt-get install -y chromium")
-    return {**browser_type_launch_args, "executable_path": CHROMIUM, "args": CHROMIUM_ARGS}
+    with sync_playwright() as playwright:
+        launched = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        yield launched
+        launched.close()
 
 
-@pytest.fixture(scope="session")
-def browser_context_args(browser_context_args: dict[str, Any], served: Served) -> dict[str, Any]:
-    """Pages open on the served UI."""
-    return {
-        **browser_context_args,
-        "base_url": served.url,
-        "viewport": {"width": 1280, "height": 900},
-    }
+@pytest.fixture
+def page(browser: Browser, served: Served) -> Iterator[Page]:
+    """A fresh browser context (its own cookies) on the served UI."""
+    context = browser.new_context(base_url=served.url, viewport={"width": 1280, "height": 900})
+    context.set_default_timeout(15_000)
+    opened = context.new_page()
+    yield opened
+    context.close()
 
 
 @pytest.fixture(scope="session")

@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import socket
 import subprocess
 import sys
 import urllib.error
@@ -232,6 +233,19 @@ def test_a_non_loopback_bind_without_a_token_is_refused(filled: Filled) -> None:
     )
     assert (weak.returncode, weak.stderr.count("\n")) == (2, 1)
     assert "shorter than 16 characters" in weak.stderr
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        busy = subprocess.run(
+            [*SERVE, "--db", filled.db, "--port", str(taken.getsockname()[1])],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            cwd=REPO,
+            env=env,
+        )
+    assert (busy.returncode, busy.stderr.count("\n")) == (2, 1)
+    assert "cannot listen" in busy.stderr
 
 
 def test_with_a_token_every_request_carries_it_and_actions_say_who(

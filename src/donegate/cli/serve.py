@@ -47,6 +47,7 @@ def serve_command(host: str, port: int, tokens: tuple[str, ...], db: str | None)
         from donegate.server import create_app
     except ImportError as exc:
         raise MissingExtra(exc.name or "uvicorn", "server") from None
+    _can_listen(host, port)
     store = store_from(db)
     try:
         web = create_app(store, token=parsed or None)
@@ -55,3 +56,19 @@ def serve_command(host: str, port: int, tokens: tuple[str, ...], db: str | None)
         uvicorn.run(web, host=host, port=port, log_level="warning", access_log=False)
     finally:
         store.close()
+
+
+def _can_listen(host: str, port: int) -> None:
+    """Refuse, in one line, an address that cannot be bound (in use, not this machine's)."""
+    import socket
+
+    try:
+        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
+        family, kind, proto, _, address = infos[0]
+        with socket.socket(family, kind, proto) as probe:
+            probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            probe.bind(address)
+    except OSError as exc:
+        raise UserError(
+            f"--host {host} --port {port}: cannot listen: {exc.strerror or exc}"
+        ) from None
