@@ -61,6 +61,11 @@ RESUME_PROMPT = (
     "without repeating what you already wrote."
 )
 
+MALFORMED_PROMPT = (
+    "Your last tool call could not be used ({problem}). Call the tool again with valid JSON "
+    "arguments that match its schema, or answer in text."
+)
+
 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class Policies:
@@ -85,6 +90,9 @@ class Policies:
     """Output limit doubled on a retry when the request set none."""
     resume_prompt: str = RESUME_PROMPT
     """The message sent under ``truncation="resume"``."""
+    malformed_prompt: str = MALFORMED_PROMPT
+    """The message sent after a malformed call the provider returned no call for; ``{problem}``
+    is the provider's own description of it."""
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -235,7 +243,9 @@ def agent_loop(config: LoopConfig, transcript: list[Message]) -> Generator[Actio
          update) when a gate is configured.
        - ``truncated``: retry once with a doubled output limit (or ask to resume); a partial
          tool call is never executed. Then ``truncated``.
-       - ``malformed_tool_call``: feed the parse error back as error results, twice at most.
+       - ``malformed_tool_call``: feed the parse error back as error results, twice at most; a
+         malformed turn with no call to answer (the provider rejected it and sent none) is
+         answered by a user message naming the provider's description, on the same budget.
        - ``paused``: resend the assistant content as-is, up to 10 times.
        - ``refused``: never retried on the same model; once on a fallback model if configured
          (not for ``reasoning_extraction``). Then ``refused``.
@@ -426,9 +436,16 @@ def agent_loop(config: LoopConfig, transcript: list[Message]) -> Generator[Actio
         if ending is Ending.MALFORMED_TOOL_CALL:
             retries["malformed"] += 1
             batch = turn.tool_calls
-            if retries["malformed"] > policies.malformed_retries or not batch:
+            if retries["malformed"] > policies.malformed_retries:
                 unanswered(calls, batch, "not run: malformed arguments")
                 return end(Status.MALFORMED_TOOL_CALL, turn.detail or "malformed tool call")
+            if not batch:
+                # The provider rejected the call itself and sent none back: there is no call
+                # to answer, so the problem is named in a user message instead.
+                if turn.message.parts:
+                    emit_appended(calls, turn.message)
+                emit_appended(calls, Message.user(_malformed_prompt(policies, turn.detail)))
+                continue
             results = [
                 error_result(c, f"arguments for {c.name} did not parse: {c.parse_error}")
                 if c.parse_error
@@ -501,6 +518,11 @@ def _run_batch(
                 )
             )
     return [r.result for r in done]
+
+
+def _malformed_prompt(policies: Policies, detail: str | None) -> str:
+    problem = (detail or "").strip() or "the provider reported a malformed function call"
+    return policies.malformed_prompt.replace("{problem}", problem)
 
 
 def _in_order(batch: Sequence[ToolCall], results: Sequence[ToolResult]) -> list[ToolResult]:

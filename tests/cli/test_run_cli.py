@@ -90,8 +90,9 @@ def test_run_escalated_exits_3_with_the_report(tmp_path: Path) -> None:
 
 def test_run_failed_exits_4_with_the_loop_reason(tmp_path: Path) -> None:
     script = tmp_path / "refuses.yaml"
-    script.write_text(yaml.safe_dump({"prompt": "p", "turns": [{"refusal": "No."}]}))
-    out = donegate("run", str(task_file(tmp_path)), "--model", f"script:{script}", "--json")
+    script.write_text(yaml.safe_dump({"turns": [{"refusal": "No."}]}))  # the task gives the prompt
+    task = task_file(tmp_path, closure="model")
+    out = donegate("run", str(task), "--model", f"script:{script}", "--json")
     assert out.returncode == 4, out.stderr
     summary = json.loads(out.stdout)
     assert summary["status"] == "failed"
@@ -118,7 +119,7 @@ def test_run_prints_a_readable_result_without_json(tmp_path: Path) -> None:
     ],
 )
 def test_run_usage_errors_exit_2(tmp_path: Path, args: list[str], message: str) -> None:
-    task_file(tmp_path)
+    task_file(tmp_path, closure="model")
     out = donegate(*args, cwd=tmp_path)
     assert out.returncode == 2
     assert message in out.stderr
@@ -147,7 +148,7 @@ def test_hook_blocks_then_lets_the_stop_through(tmp_path: Path) -> None:
 
 
 def test_hook_problems_exit_1_never_2(tmp_path: Path) -> None:
-    task = task_file(tmp_path)
+    task = task_file(tmp_path, closure="model")
     out = donegate("hook", "claude-stop", "--task", str(task), stdin="not json")
     assert out.returncode == 1 and "not JSON" in out.stderr
 
@@ -159,7 +160,8 @@ def test_demo_runs_offline(tmp_path: Path) -> None:
         out.stdout.split()
     )
     assert "gate: not done" in out.stdout and "gate: accepted" in out.stdout
-    [cert] = (tmp_path / "gated" / ".donegate" / "certificates").glob("*.certificate.json")
+    assert not (tmp_path / "gated" / ".donegate").exists()  # never in the agent's workdir
+    [cert] = (tmp_path / "out" / "certificates").glob("*.certificate.json")
     data = json.loads(cert.read_text())
     assert (data["model_calls"], data["continuations"]) == (9, 2)
     assert data["models"]["worker"] == "anthropic:claude-opus-5-5"

@@ -374,7 +374,7 @@ def test_the_model_timeout_is_capped_by_the_task(work: Path) -> None:
     assert record.output.endswith(
         "[the timeout was capped at 1s, the task's max_command_timeout; 3600s was asked]"
     )
-    assert TaskSpec(id="t", prompt="p").max_command_timeout == 600
+    assert TaskSpec(id="t", prompt="p", closure="model").max_command_timeout == 600
 
 
 # -- input the agent floods --------------------------------------------------------------------
@@ -402,7 +402,7 @@ def test_read_file_of_30_mb_returns_at_most_the_cap_and_says_so(work: Path) -> N
         f"[truncated: this is the first part of {size} bytes; read_file returns at most"
         f" {256 * 1024} bytes. Use run_command (e.g. sed -n 2000,2100p FILE) to see the rest.]"
     )
-    assert TaskSpec(id="t", prompt="p").max_read_bytes == 256 * 1024
+    assert TaskSpec(id="t", prompt="p", closure="model").max_read_bytes == 256 * 1024
 
 
 def test_a_30_mb_read_reaches_neither_evidence_nor_certificate_nor_transcript(

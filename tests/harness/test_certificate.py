@@ -1,4 +1,9 @@
-"""Completion certificates: what they bind, and `verify_certificate` catching every change."""
+"""Completion certificates: what they bind, and `verify_certificate` catching every change.
+
+Forged, command-carrying and edited certificates as an attacker writes them are in
+tests/harness/test_attack_proof.py; here the harness itself re-signs an edited certificate (as
+one holding the key would), to show the digests inside still catch what changed.
+"""
 
 from __future__ import annotations
 
@@ -13,6 +18,7 @@ from donegate.errors import UserError
 from donegate.harness.certificate import certificate_digest, verify_certificate
 from donegate.harness.evidence import digest_text, transcript_digest
 from donegate.harness.runner import TaskResult, run_task
+from donegate.harness.signing import sign
 from donegate.harness.spec import TaskSpec
 from donegate.testing.player import ScriptedModel
 from donegate.testing.script import parse_script
@@ -49,13 +55,25 @@ def load(path: Path) -> dict[str, Any]:
     return data
 
 
+def resign(cert: dict[str, Any], *, digest: bool = True) -> None:
+    """Sign `cert` again with the harness's key (and, with `digest`, fix its digest first)."""
+    if digest:
+        cert["digest"] = certificate_digest(cert)
+    cert["signature"] = sign(cert)
+
+
 def test_the_certificate_binds_task_checks_evidence_transcript_models_and_times(
     tmp_path: Path,
 ) -> None:
     result = finished(tmp_path)
     assert result.certificate is not None
     cert = load(result.certificate)
-    assert cert["kind"] == "donegate.certificate"
+    assert (cert["kind"], cert["version"], cert["status"]) == ("donegate.certificate", 2, "done")
+    assert cert["signature"]["alg"] == "HMAC-SHA256"
+    assert cert["closure"] == {
+        "mode": "checks", "backed_by_checks": True, "review": None,
+        "statement": "every acceptance check (2) passed at the accepted claim",
+    }  # fmt: skip
     assert cert["task_id"] == "write-out"
     assert cert["completion_condition"] == "out.txt exists and prints"
     assert cert["workdir"] == str(tmp_path.resolve())
@@ -105,9 +123,15 @@ def test_an_edited_certificate_is_caught(tmp_path: Path) -> None:
     cert = load(path)
     cert["completion_condition"] = "anything at all"
     path.write_text(json.dumps(cert))
-    ok, problems = verify_certificate(path)
-    assert not ok
-    assert problems == ["certificate digest mismatch: the file was changed after it was written"]
+    assert verify_certificate(path) == (
+        False, ["signature: does not match; the certificate was changed or forged"]
+    )  # fmt: skip
+    # re-signed without fixing the digest: the digest still tells
+    resign(cert, digest=False)
+    path.write_text(json.dumps(cert))
+    assert verify_certificate(path) == (
+        False, ["certificate digest mismatch: the file was changed after it was written"]
+    )  # fmt: skip
 
 
 def test_edited_evidence_is_caught(tmp_path: Path) -> None:
@@ -118,13 +142,9 @@ def test_edited_evidence_is_caught(tmp_path: Path) -> None:
     path.write_text(json.dumps(cert))
     ok, problems = verify_certificate(path)
     assert not ok
-    assert problems == [
-        "certificate digest mismatch: the file was changed after it was written",
-        "evidence: record 0 (write_file) does not match its digest",
-        "evidence: the evidence digest does not match",
-    ]
-    # a forger who also fixes the certificate's own digest is still caught by the evidence's
-    cert["digest"] = certificate_digest(cert)
+    assert problems == ["signature: does not match; the certificate was changed or forged"]
+    # one who also fixes the digest and the signature is still caught by the evidence's
+    resign(cert)
     path.write_text(json.dumps(cert))
     assert verify_certificate(path) == (
         False,
@@ -140,24 +160,35 @@ def test_an_edited_transcript_is_caught(tmp_path: Path) -> None:
     assert path is not None
     cert = load(path)
     cert["transcript"]["data"][-1]["parts"][0]["text"] = "Wrote out.txt and ran the tests."
-    cert["digest"] = certificate_digest(cert)
+    resign(cert)
     path.write_text(json.dumps(cert))
     assert verify_certificate(path) == (False, ["transcript: the transcript digest does not match"])
 
 
-def test_certificates_with_sidecar_files_still_verify(tmp_path: Path) -> None:
+def test_unsigned_version_1_certificates_are_refused(tmp_path: Path) -> None:
     path = finished(tmp_path).certificate
     assert path is not None
     cert = load(path)
-    sidecar = path.parent / "evidence.json"
-    sidecar.write_text(json.dumps(cert["evidence"].pop("data")))
-    cert["evidence"]["file"] = sidecar.name
+    del cert["signature"]
+    cert["version"] = 1
     cert["digest"] = certificate_digest(cert)
     path.write_text(json.dumps(cert))
-    assert verify_certificate(path) == (True, [])
-    sidecar.unlink()
     ok, problems = verify_certificate(path)
-    assert not ok and problems[0].startswith("evidence: cannot read ")
+    assert not ok and problems[0].startswith("version: 1 is not 2; unsigned certificates")
+    cert["version"] = 2
+    path.write_text(json.dumps(cert))
+    assert verify_certificate(path) == (
+        False, ["signature: missing; the certificate is not signed"]
+    )  # fmt: skip
+
+
+def test_a_certificate_signed_with_another_key_is_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = finished(tmp_path).certificate
+    monkeypatch.setenv("DONEGATE_SIGNING_KEY", "another harness's key, 32 chars")
+    ok, problems = verify_certificate(path or "")
+    assert not ok and problems[0].startswith("signature: made with another key")
 
 
 @pytest.mark.parametrize("content", ["not json", '{"kind": "something else"}', None])

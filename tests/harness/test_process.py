@@ -47,9 +47,25 @@ def open_fds() -> int:
 
 @pytest.mark.skipif(not Path("/proc/self/fd").is_dir(), reason="counts descriptors in /proc")
 def test_no_descriptor_is_left_open(tmp_path: Path) -> None:
+    # Ten rounds: a leak leaves at least 10 descriptors behind, while threads of other tests in
+    # the same process may open or close one or two meanwhile.
     before = open_fds()
-    with pytest.raises(FileNotFoundError):
-        _process.run(["no-such-program-donegate"], cwd=tmp_path, timeout=5, result_pipe=True)
-    _process.run([PY, "-c", "pass"], cwd=tmp_path, timeout=5, stdin=b"x", result_pipe=True)
+    for _ in range(10):
+        with pytest.raises(FileNotFoundError):
+            _process.run(["no-such-program-donegate"], cwd=tmp_path, timeout=5, result_pipe=True)
+        _process.run([PY, "-c", "pass"], cwd=tmp_path, timeout=5, stdin=b"x", result_pipe=True)
     _process.run(["sh", "-c", "setsid sleep 30 & exit 0"], cwd=tmp_path, timeout=5)
-    assert open_fds() == before
+    assert open_fds() - before < 5
+
+
+def test_the_signing_key_is_not_passed_to_programs_the_harness_runs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("DONEGATE_SIGNING_KEY", "k" * 32)
+    monkeypatch.setenv("DONEGATE_SOME_OTHER", "kept")
+    done = _process.run(
+        ["sh", "-c", 'echo "key=${DONEGATE_SIGNING_KEY:-none} other=$DONEGATE_SOME_OTHER"'],
+        cwd=tmp_path,
+        timeout=10,
+    )
+    assert b"key=none other=kept" in done.output.head

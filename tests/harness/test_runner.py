@@ -228,8 +228,8 @@ def test_loop_failures_end_the_task_failed_with_their_reason(
 
 def test_the_step_limit_fails_the_task(tmp_path: Path) -> None:
     turn = {"tool_call": "list_dir", "args": {}}
-    result = run_task(task(max_steps=2, tools=["list_dir"]), model=inline([turn] * 2, "list_dir"),
-                      workdir=tmp_path)  # fmt: skip
+    spec = task(max_steps=2, tools=["list_dir"], closure="model")
+    result = run_task(spec, model=inline([turn] * 2, "list_dir"), workdir=tmp_path)
     assert result.status == "failed" and result.reason.startswith("max_steps: ")
     assert result.model_calls == 2
 
@@ -250,8 +250,8 @@ def test_a_recorded_key_is_answered_from_the_ledger_not_run_again(tmp_path: Path
         [{"tool_call": "write_file", "args": {"path": "a.txt", "content": "x"}}, {"text": "ok"}],
         "write_file",
     )
-    result = run_task(task(tools=["write_file"]), model=model, workdir=tmp_path, ledger=ledger,
-                      completion_tool=None)  # fmt: skip
+    result = run_task(task(tools=["write_file"], closure="model"), model=model, workdir=tmp_path,
+                      ledger=ledger, completion_tool=None)  # fmt: skip
     assert result.status == "done"
     assert not (tmp_path / "a.txt").exists()
     [record] = result.evidence
@@ -276,8 +276,8 @@ def test_a_key_held_by_another_call_raises_instead_of_answering_or_running(
         "write_file",
     )
     with pytest.raises(EffectDivergence, match="t:1:0: the ledger holds write_file"):
-        run_task(task(tools=["write_file"]), model=model, workdir=tmp_path, ledger=ledger,
-                 completion_tool=None)  # fmt: skip
+        run_task(task(tools=["write_file"], closure="model"), model=model, workdir=tmp_path,
+                 ledger=ledger, completion_tool=None)  # fmt: skip
     assert not (tmp_path / "b.txt").exists()
     assert ledger.begun["t:1:0"] == held
 
@@ -307,7 +307,7 @@ def test_user_tools_are_imported_by_path_with_their_side_effect_flag(tmp_path: P
         "def deploy(target: str, idempotency_key: str | None = None) -> str:\n"
         "    return f'deployed {target} under {idempotency_key}'\n"
     )
-    spec = task(tools=[{"import": "deploytools:deploy", "side_effect": True}])
+    spec = task(tools=[{"import": "deploytools:deploy", "side_effect": True}], closure="model")
     model = inline([{"tool_call": "deploy", "args": {"target": "prod"}}, {"text": "deployed"}],
                    "deploy")  # fmt: skip
     result = run_task(spec, model=model, workdir=tmp_path, completion_tool=None)
@@ -316,13 +316,14 @@ def test_user_tools_are_imported_by_path_with_their_side_effect_flag(tmp_path: P
 
 def test_setup_problems_are_user_errors(tmp_path: Path) -> None:
     with pytest.raises(UserError, match="no model"):
-        run_task(task(), workdir=tmp_path)
+        run_task(task(closure="model"), workdir=tmp_path)
     with pytest.raises(UserError, match="load script models"):
-        run_task(task(), model="script:x.yaml", workdir=tmp_path)
+        run_task(task(closure="model"), model="script:x.yaml", workdir=tmp_path)
     with pytest.raises(UserError, match="no update_checklist tool"):
         run_task(
-            task(checklist=["a"], tools=["read_file"]), model=ScriptedModel([]), workdir=tmp_path
-        )
+            task(checklist=["a"], tools=["read_file"], closure="model"), model=ScriptedModel([]),
+            workdir=tmp_path,
+        )  # fmt: skip
     with pytest.raises(UserError, match="no module named"):
-        run_task(task(tools=[{"import": "nosuchmod:f", "side_effect": False}]),
+        run_task(task(tools=[{"import": "nosuchmod:f", "side_effect": False}], closure="model"),
                  model=ScriptedModel([]), workdir=tmp_path)  # fmt: skip

@@ -111,12 +111,14 @@ def test_relative_paths_resolve_against_the_task_folder(tmp_path: Path) -> None:
 
 def test_an_absolute_workdir_is_kept(tmp_path: Path) -> None:
     other = tmp_path / "elsewhere"
-    spec = load_task(_write(tmp_path, f"id: t\nprompt: p\nworkdir: {other}\n"))
+    spec = load_task(_write(tmp_path, f"id: t\nprompt: p\nclosure: model\nworkdir: {other}\n"))
     assert spec.workdir == str(other)
 
 
 def test_defaults(tmp_path: Path) -> None:
-    spec = load_task(_write(tmp_path, "id: t\nprompt: p\n"))
+    spec = load_task(_write(tmp_path, "id: t\nprompt: p\nchecks: [{file_exists: a}]\n"))
+    assert (spec.closure, spec.protect) == ("checks", [])
+    spec = load_task(_write(tmp_path, "id: t\nprompt: p\nclosure: model\n"))
     assert spec.max_continuations == 3
     assert spec.max_steps == 50
     assert spec.tools == list(BUILTIN_TOOLS)
@@ -169,7 +171,7 @@ def test_python_construction() -> None:
 
 
 def test_specs_are_frozen() -> None:
-    spec = TaskSpec(id="t", prompt="p")
+    spec = TaskSpec(id="t", prompt="p", closure="human")
     with pytest.raises(ValidationError):
         spec.max_steps = 3
     with pytest.raises(ValidationError):

@@ -8,9 +8,10 @@ import pytest
 
 from donegate.loop import Policies, Status
 from donegate.messages import Message
+from donegate.testing.invariants import transcript_problems
 from donegate.testing.player import ScriptedModel
 from donegate.testing.script import load_script, parse_script
-from tests.loop.conftest import MODES, play
+from tests.loop.conftest import MODES, Played, play
 
 SCRIPTS = Path(__file__).resolve().parents[1] / "scripts"
 
@@ -185,6 +186,107 @@ def test_malformed_arguments_three_times_end_the_run(mode: str) -> None:
     )
     assert (p.result.status, p.player.calls) == (Status.MALFORMED_TOOL_CALL, 3)
     assert p.result.tool_counts == {}
+
+
+NO_CALL_MODES = ["direct", "gemini/json", "gemini/sse"]
+GEMINI_SAYS = "Malformed function call: call:default_api:search{q: x}"
+
+
+def no_call(message: str) -> dict[str, str]:
+    """A turn the provider rejected whole: no call came back, only its description."""
+    return {"ending": "malformed_tool_call", "stop_details": message}
+
+
+def nudges(p: Played) -> list[str]:
+    return [m.text for m in p.result.transcript[1:] if m.role == "user"]
+
+
+@pytest.mark.parametrize("mode", NO_CALL_MODES)
+def test_a_malformed_turn_without_a_call_is_answered_by_a_message_twice(mode: str) -> None:
+    p = play(
+        {
+            "prompt": "find x",
+            "tools": {"search": {"returns": {"hits": []}}},
+            "turns": [
+                no_call(GEMINI_SAYS),
+                no_call("Malformed function call: search{q: 'x'"),
+                {"tool_call": "search", "args": {"q": "x"}},
+                {"text": "Nothing found."},
+            ],
+        },
+        mode,
+    )
+    assert (p.result.status, p.player.calls) == (Status.COMPLETE, 4)
+    assert nudges(p) == [
+        f"Your last tool call could not be used ({GEMINI_SAYS}). Call the tool again with "
+        "valid JSON arguments that match its schema, or answer in text.",
+        "Your last tool call could not be used (Malformed function call: search{q: 'x'). "
+        "Call the tool again with valid JSON arguments that match its schema, or answer in text.",
+    ]
+    # What the model was sent next: its prompt, then the first nudge, as the last user turn.
+    second = p.player.requests[1].messages
+    assert [m.role for m in second] == ["user", "user"]
+    assert second[-1].text == nudges(p)[0]
+    assert p.result.tool_counts == {"search": 1}
+    assert transcript_problems(p.result.transcript, prompt="find x") == []
+
+
+@pytest.mark.parametrize("mode", NO_CALL_MODES)
+def test_a_third_malformed_turn_without_a_call_ends_the_run(mode: str) -> None:
+    p = play(
+        {
+            "prompt": "find x",
+            "tools": {"search": {"returns": {}}},
+            "turns": [no_call(GEMINI_SAYS), no_call(GEMINI_SAYS), no_call("third time")],
+        },
+        mode,
+    )
+    assert (p.result.status, p.player.calls) == (Status.MALFORMED_TOOL_CALL, 3)
+    assert p.result.reason == "third time"
+    assert len(nudges(p)) == 2
+    assert p.result.tool_calls == ()
+
+
+@pytest.mark.parametrize("mode", ["gemini/json", "gemini/sse"])
+def test_gemini_unparseable_arguments_recover_twice_then_end_on_the_third(mode: str) -> None:
+    # Gemini cannot send arguments that do not parse: the turn comes back as
+    # MALFORMED_FUNCTION_CALL with no call, its finishMessage naming the bad call.
+    bad = {"tool_call": "search", "args_raw": "{q: x}"}
+    recovered = play(
+        {
+            "prompt": "find x",
+            "tools": {"search": {"returns": {"hits": []}}},
+            "turns": [bad, bad, {"tool_call": "search", "args": {"q": "x"}}, {"text": "None."}],
+        },
+        mode,
+    )
+    assert (recovered.result.status, recovered.player.calls) == (Status.COMPLETE, 4)
+    assert [GEMINI_SAYS in n for n in nudges(recovered)] == [True, True]
+    ended = play(
+        {"prompt": "find x", "tools": {"search": {"returns": {}}}, "turns": [bad] * 3}, mode
+    )
+    assert (ended.result.status, ended.player.calls) == (Status.MALFORMED_TOOL_CALL, 3)
+    assert ended.result.reason == GEMINI_SAYS
+
+
+def test_a_malformed_turn_without_a_call_keeps_its_text_and_shares_the_budget() -> None:
+    p = play(
+        {
+            "prompt": "find x",
+            "tools": {"search": {"returns": {}}},
+            "turns": [
+                {"tool_call": "search", "args_raw": "{q: x}"},
+                {"text": "Let me retry.", "ending": "malformed_tool_call"},
+                {"tool_call": "search", "args_raw": "{q: x}"},
+            ],
+        },
+        "direct",
+        policies=Policies(malformed_retries=2),
+    )
+    assert (p.result.status, p.player.calls) == (Status.MALFORMED_TOOL_CALL, 3)
+    said = [m for m in p.result.transcript if m.role == "assistant" and m.text]
+    assert [m.text for m in said] == ["Let me retry."]
+    assert nudges(p)[0].startswith("Your last tool call could not be used (")
 
 
 @pytest.mark.parametrize("mode", ["direct", "anthropic-messages/json", "anthropic-messages/sse"])

@@ -37,6 +37,15 @@ CHROMIUM_ARGS = [
     "--no-first-run",
 ]
 REPO = Path(__file__).resolve().parents[2]
+SIGNING_KEY = "review-ui-tests-signing-key-0123456789"
+"""One key for the workers that sign and the server that checks (tests get their own homes)."""
+
+
+@pytest.fixture(autouse=True)
+def signing_key(monkeypatch: pytest.MonkeyPatch) -> str:
+    """Workers run in a test sign with the key `donegate serve` checks with."""
+    monkeypatch.setenv("DONEGATE_SIGNING_KEY", SIGNING_KEY)
+    return SIGNING_KEY
 
 
 @dataclass
@@ -118,24 +127,26 @@ def store(store_url: str) -> Iterator[SqlStore]:
 def filled(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Filled]:
     """A SQLite store whose tasks ran through the worker (see `tests.server.fill`)."""
     root = tmp_path_factory.mktemp("ui")
-    saved = os.environ.get("DONEGATE_HOME")
+    saved = {k: os.environ.get(k) for k in ("DONEGATE_HOME", "DONEGATE_SIGNING_KEY")}
     os.environ["DONEGATE_HOME"] = str(root / "home")  # the worker's and the server's data dir
+    os.environ["DONEGATE_SIGNING_KEY"] = SIGNING_KEY
     db = f"sqlite:///{root / 'ui.db'}"
     store = open_store(db)
     try:
         yield Filled(db=db, root=root, ids=fill(store, root), store=store)
     finally:
         store.close()
-        if saved is None:
-            os.environ.pop("DONEGATE_HOME", None)
-        else:
-            os.environ["DONEGATE_HOME"] = saved
+        for key, value in saved.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
 
 
 @pytest.fixture(scope="session")
 def served(filled: Filled) -> Iterator[Served]:
     """``donegate serve`` on the filled store, loopback, no token."""
-    server = serve(filled.db)
+    server = serve(filled.db, env={"DONEGATE_SIGNING_KEY": SIGNING_KEY})
     yield server
     stop(server)
 

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from donegate.errors import UserError
-from donegate.harness.certificate import certificate_digest
+from donegate.harness.signing import sign
 from donegate.server._views import certificate_view, signature_state
 from donegate.server.auth import is_loopback, loopback_host, parse_tokens
 from donegate.server.escalations import report_view
@@ -87,15 +88,23 @@ def test_a_short_report_reads_as_empty_parts() -> None:
     assert odd["open_items"] == [] and odd["verifier"] == [{"round": None, "reason": "no"}]
 
 
-def test_a_certificate_shows_its_digest_and_signature_state(tmp_path: Path) -> None:
-    body = {"kind": "donegate.certificate", "task_id": "t", "checks": []}
-    body["digest"] = certificate_digest(body)
+def test_a_certificate_shows_its_signature_state_and_proof(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("DONEGATE_HOME", str(tmp_path / "home"))
+    body: dict[str, Any] = {"kind": "donegate.certificate", "version": 1, "task_id": "t"}
     path = tmp_path / "t.certificate.json"
     path.write_text(json.dumps(body))
+    old = certificate_view(str(path))
+    assert (old.signature, old.problem) == ("unsigned", None) and old.proof  # cannot be proven
+    signed = {**body, "version": 2, "status": "done"}
+    signed["signature"] = sign(signed)
+    assert signature_state(signed) == ("valid", None)
+    forged = {**signed, "task_id": "other"}
+    state, why = signature_state(forged)
+    assert state == "invalid" and why is not None and "does not match" in why
+    path.write_text(json.dumps(forged))
     view = certificate_view(str(path))
-    assert (view.digest_ok, view.signature, view.problem) == (True, "unsigned", None)
-    path.write_text(json.dumps({**body, "task_id": "other"}))
-    assert certificate_view(str(path)).digest_ok is False
-    assert certificate_view(str(tmp_path / "gone.json")).signature == "invalid"
-    forged = {**body, "signature": {"alg": "HMAC-SHA256", "key_id": "x", "value": "y"}}
-    assert signature_state(forged)[0] == "invalid"  # never shown valid unless the harness says so
+    assert view.signature == "invalid" and any("does not match" in p for p in view.proof)
+    gone = certificate_view(str(tmp_path / "gone.json"))
+    assert (gone.signature, gone.body) == ("invalid", None) and "cannot read" in str(gone.problem)

@@ -94,7 +94,8 @@ def test_requeue_with_instructions_then_a_worker_finishes_the_task(
     work(filled.store, filled.root / "home")  # a worker takes it; the open page follows it
 
     expect(page.locator("dl.meta .status").first).to_have_text("done", timeout=30_000)
-    expect(page.get_by_text("signature:")).to_be_visible()
+    expect(page.locator("dd.sig")).to_have_text("signature: valid")
+    expect(page.get_by_text("signature, digests, evidence and transcript hold")).to_be_visible()
     runs = page.locator("article.run")
     expect(runs).to_have_count(2)  # the new generation's run is listed first
     expect(runs.first.locator("h3")).to_contain_text("generation 1")

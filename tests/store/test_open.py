@@ -77,7 +77,7 @@ def test_a_store_at_the_first_migration_moves_forward_keeping_its_rows(store_url
             )
         )
     database.dispose()
-    store = open_store(store_url)  # runs r0002_turns
+    store = open_store(store_url)  # runs r0002_turns and r0003_review
     lease = store.claim("w", 30)
     assert lease is not None and lease.task_id == "old"
     turn = Turn(

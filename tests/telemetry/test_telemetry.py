@@ -137,7 +137,7 @@ def test_a_worker_feeds_spans_and_metrics(
     store = open_store(tmp_path / "t.db")
     submit({"id": "t", "prompt": "where is order 7?", "model": "f:x", "type": "support",
             "tools": [{"import": "tests.telemetry.test_telemetry:lookup", "side_effect": False}],
-            "workdir": str(tmp_path)}, store)  # fmt: skip
+            "workdir": str(tmp_path), "closure": "model"}, store)  # fmt: skip
     metrics = WorkerMetrics()
     worker = Worker(
         store,

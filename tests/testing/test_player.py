@@ -12,7 +12,7 @@ from donegate.errors import ScriptExhausted, UnsupportedTurn, UserError
 from donegate.events import RunEnded
 from donegate.loop import RunResult
 from donegate.messages import Ending, Message, ToolResult, Turn
-from donegate.models.base import Model, ModelRequest
+from donegate.models.base import Model, ModelRequest, ToolSpec
 from donegate.run import run, stream
 from donegate.testing.player import ScriptedModel, is_retryable, sdk_client
 from donegate.testing.script import Script, StubTool, load_script, parse_script
@@ -84,6 +84,36 @@ def test_unused_turns_are_reported() -> None:
         "  turns[1]: tool_use: search(c2)\n"
         "  turns[2]: complete: 'Found it.'"
     )
+
+
+def test_a_call_to_a_tool_not_offered_is_served_and_warned_once_per_turn() -> None:
+    script = parse_script(
+        {"turns": [{"tool_call": "Bash", "args": {"command": "ls"}}, {"text": "done"}]},
+        source="t.yaml",
+    )
+    player = ScriptedModel(script)
+    served = player.request(req())
+    assert [c.name for c in served.tool_calls] == ["Bash"]
+    assert player.warnings == [
+        "t.yaml: turns[0]: calls 'Bash', a tool the request did not offer (offered: no "
+        "tools); served as scripted"
+    ]
+    player.request(req())
+    player.assert_exhausted()  # a warning is not a failure
+
+
+def test_a_call_the_request_offers_is_not_warned_about() -> None:
+    player = ScriptedModel(parse_script({"turns": [{"tool_call": "Bash"}]}))
+    offered = ModelRequest(model="m", messages=(Message.user("p"),), tools=(ToolSpec(name="Bash"),))
+    player.request(offered)
+    assert player.warnings == []
+
+
+def test_problems_leave_out_unused_turns_when_asked() -> None:
+    player = ScriptedModel(script_of({"text": "one"}, {"text": "two"}))
+    player.request(req())
+    assert player.problems(unused=False) == []
+    assert player.problems()[0].startswith("t.yaml: 1 unused turn(s)")
 
 
 def test_plain_turns_play_too() -> None:

@@ -104,6 +104,29 @@ def test_a_recorded_conversation_replays_to_the_same_transcript(
     assert shape(replayed.transcript) == shape(recorded.transcript)
 
 
+@pytest.mark.parametrize("stream", [False, True], ids=["json", "sse"])
+def test_a_gemini_malformed_call_is_recorded_with_its_finish_message(stream: bool) -> None:
+    said = "Malformed function call: call:default_api:search{q: x}"
+    script = parse_script(
+        {
+            "prompt": "find x",
+            "tools": {"search": {"returns": {"hits": []}}},
+            "turns": [
+                {"ending": "malformed_tool_call", "stop_details": said},
+                {"tool_call": "search", "args": {"q": "x"}},
+                {"text": "Nothing found."},
+            ],
+        }
+    )
+    recorder = Recorder()
+    upstream = httpx2.MockTransport(ScriptedModel(script).handler("gemini"))
+    recorded = run(script, model_over("gemini", RecordingTransport(upstream, recorder)), stream)
+    assert recorded.status is Status.COMPLETE  # recovered: the loop named the problem
+    data = recorder.build()
+    assert data["turns"][0] == {"text": "", "ending": "malformed_tool_call", "stop_details": said}
+    recorder.check(data)  # and the recording replays, through the loop too
+
+
 def test_the_file_reads_like_a_hand_written_script(tmp_path: Path) -> None:
     script = load_script(SCRIPTS / "refund.yaml")
     recorder = Recorder()

@@ -26,6 +26,7 @@ from donegate.testing.script import (
     Script,
     StubTool,
     ToolStubError,
+    check_for_task,
     describe_turn,
     load_script,
     parse_script,
@@ -350,7 +351,7 @@ BASE: dict[str, Any] = {"prompt": "p", "tools": {"search": {"returns": []}}}
 @pytest.mark.parametrize(
     ("data", "message"),
     [
-        ({"turns": [{"text": "x"}]}, "s.yaml: prompt: missing"),
+        ({"prompt": "  ", "turns": [{"text": "x"}]}, "s.yaml: prompt: is empty"),
         (
             {"prompt": 3, "turns": [{"text": "x"}]},
             "s.yaml: prompt: expected a string, got a number",
@@ -392,12 +393,8 @@ BASE: dict[str, Any] = {"prompt": "p", "tools": {"search": {"returns": []}}}
             "s.yaml: turns[0]: expected a mapping, got a string ('hello')",
         ),
         (
-            {**BASE, "turns": [{"tool_call": "serch"}]},
-            "s.yaml: turns[0].tool_call: unknown tool 'serch'; stubbed tools: search",
-        ),
-        (
-            {**BASE, "turns": [{"tool_calls": [{"tool": "search"}, {"tool": "nope"}]}]},
-            "s.yaml: turns[0].tool_calls[1].tool: unknown tool 'nope'",
+            {**BASE, "turns": [{"tool_call": ""}]},
+            "s.yaml: turns[0].tool_call: is empty; name the tool called",
         ),
         (
             {**BASE, "turns": [{"tool_calls": [{"args": {}}]}]},
@@ -452,7 +449,8 @@ BASE: dict[str, Any] = {"prompt": "p", "tools": {"search": {"returns": []}}}
         ),
         (
             {**BASE, "turns": [{"text": "x", "stop_details": "cyber"}]},
-            "s.yaml: turns[0].stop_details: only applies to a refused turn",
+            "s.yaml: turns[0].stop_details: only applies to a refused or a malformed_tool_call "
+            "turn",
         ),
         (
             {**BASE, "turns": [{"text": "x", "usage": {"tokens": 3}}]},
@@ -532,7 +530,8 @@ BASE: dict[str, Any] = {"prompt": "p", "tools": {"search": {"returns": []}}}
         ),
         (
             {**BASE, "turns": [{"text": "x"}], "expect": {"tool_calls": {"serch": 1}}},
-            "s.yaml: expect.tool_calls.serch: unknown tool 'serch'",
+            "s.yaml: expect.tool_calls.serch: unknown tool 'serch': no turn calls it and no "
+            "stub defines it; known tools: search",
         ),
         (
             {**BASE, "turns": [{"text": "x"}], "expect": {"model_calls": "2"}},
@@ -553,6 +552,53 @@ def test_errors_name_the_file_and_the_field(data: Any, message: str) -> None:
     with pytest.raises(ScriptError) as info:
         parse_script(data, source="s.yaml")
     assert str(info.value).startswith(message), str(info.value)
+
+
+def test_a_turn_may_call_any_tool_name_stubbed_or_not() -> None:
+    script = parse_script(
+        {
+            "turns": [
+                {"tool_call": "Bash", "args": {"command": "ls"}},
+                {"tool_calls": [{"tool": "search"}, {"tool": "write_file"}]},
+                {"text": "done"},
+            ],
+            "expect": {"tool_calls": {"write_file": 1, "never_called": 0}},
+        }
+    )
+    assert script.prompt is None and script.stubs == {}
+    assert script.called == ("Bash", "search", "write_file")
+    assert [c.name for c in script.turns[1].tool_calls] == ["search", "write_file"]
+    assert script.expect.tool_calls == {"write_file": 1, "never_called": 0}
+
+
+def test_a_replay_needs_the_prompt_a_run_takes_from_its_task() -> None:
+    script = parse_script({"turns": [{"text": "x"}]}, source="s.yaml")
+    with pytest.raises(ScriptError) as info:
+        script.require_prompt("a replay")
+    assert str(info.value) == (
+        "s.yaml: prompt: missing; a replay needs the user's prompt (only `donegate run` "
+        "takes the task's)"
+    )
+    assert parse_script({"prompt": "p", "turns": [{"text": "x"}]}).require_prompt("x") == "p"
+
+
+def test_for_a_task_the_prompts_must_match_and_shadowed_stubs_are_warned() -> None:
+    data = {"tools": {"write_file": {"returns": "stub"}, "lookup": {"returns": 1}},
+            "turns": [{"text": "x"}]}  # fmt: skip
+    script = parse_script(data, source="s.yaml")
+    warnings = check_for_task(script, prompt="Do it.", tools=["write_file", "read_file"])
+    assert warnings == [
+        "s.yaml: tools.write_file: stub ignored: the task's own 'write_file' tool runs"
+    ]
+    same = parse_script({**data, "prompt": "Do it.\n"})
+    assert len(check_for_task(same, prompt="Do it.", tools=[])) == 0
+    other = parse_script({**data, "prompt": "Do something else."}, source="s.yaml")
+    with pytest.raises(ScriptError) as info:
+        check_for_task(other, prompt="Do it.", tools=[])
+    assert str(info.value) == (
+        "s.yaml: prompt: 'Do something else.' differs from the task's prompt 'Do it.'; "
+        "leave it out (the task's is used) or make them match"
+    )
 
 
 def test_error_fields_are_kept_on_the_exception() -> None:

@@ -33,6 +33,7 @@ def task(
         "model": model or f"script:{SEND_SCRIPT}",
         "tools": [SEND_TOOL],
         "workdir": str(workdir),
+        "closure": "model",  # a delivery no check reads back: the model's claim closes it
     }
     if escalate:
         spec.update(checks=[{"file_exists": "never-there.txt"}], max_continuations=0)

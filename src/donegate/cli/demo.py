@@ -81,8 +81,9 @@ def _demo(directory: str | None, make_model: Callable[[], Model]) -> None:
     console.print("[bold]2. gated run[/] (checks, checklist, bounded continuation)")
     live = LiveProgress(console, max_continuations=spec.max_continuations, prefix="  ")
     result = run_task(
-        spec, model=make_model(), events=live.event, on_round=live.round, completion_tool=None
-    )
+        spec, model=make_model(), events=live.event, on_round=live.round, completion_tool=None,
+        output_dir=base / "out",  # beside the repositories, outside the agent's workdir
+    )  # fmt: skip
 
     table = Table(title="the same agent, the same task")
     table.add_column("")

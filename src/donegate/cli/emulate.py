@@ -8,7 +8,10 @@ is that proxy under its own name.
 from __future__ import annotations
 
 import json
+import logging
+import re
 import sys
+from typing import Any
 
 import click
 
@@ -27,6 +30,8 @@ def _summary(emulator: object) -> dict[str, object]:
         "requests": status["requests"],
         "unused_turns": status["unused_turns"],
         "errors": status["errors"],
+        "warnings": status["warnings"],
+        "side_calls": status["side_calls"],
         "conversations": [
             {k: c[k] for k in ("name", "turns", "served")} for c in status["conversations"]
         ],
@@ -42,10 +47,14 @@ def _run(
     upstream: str | None,
     record: str | None,
     redact: tuple[str, ...],
+    max_body: int,
+    verbose: int,
+    side_calls: bool = False,
 ) -> None:
     from donegate.testing.emulator import Emulator
     from donegate.testing.recorder import Recorder
 
+    _log_to_stderr(verbose)
     if record and not upstream:
         raise UserError("--record needs --upstream URL: the real API to record from")
     if upstream and scripts:
@@ -54,8 +63,9 @@ def _run(
         raise UserError("give at least one script to serve (or --upstream URL --record OUT)")
     recorder = Recorder(patterns=redact) if upstream else None
     emulator = Emulator(
-        *scripts, host=host, port=port, log=log, upstream=upstream, recorder=recorder
-    )
+        *scripts, host=host, port=port, log=log, upstream=upstream, recorder=recorder,
+        max_body=max_body, side_calls=side_calls,
+    )  # fmt: skip
 
     def ready(url: str) -> None:
         what = f"proxying {upstream}" if upstream else f"serving {len(scripts)} script(s)"
@@ -68,6 +78,60 @@ def _run(
         saved = recorder.save(record)
         click.echo(f"recorded {len(recorder.exchanges)} exchange(s) to {saved}", err=True)
 
+
+class _Lines(logging.Formatter):
+    """``donegate emulator: warning: ...``: one line per record, never a traceback."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        line = f"donegate emulator: {record.levelname.lower()}: {record.getMessage()}"
+        if record.exc_info and record.levelno >= logging.ERROR and self._debug:
+            line += "\n" + self.formatException(record.exc_info)
+        return line
+
+    def __init__(self, debug: bool) -> None:
+        super().__init__()
+        self._debug = debug
+
+
+def _log_to_stderr(verbose: int) -> None:
+    """Warnings (tools not offered, requests refused) always; debug lines (hang-ups) with -v."""
+    logger = logging.getLogger("donegate.emulator")
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(_Lines(debug=verbose > 1))
+    logger.handlers[:] = [handler]
+    logger.setLevel(logging.DEBUG if verbose else logging.WARNING)
+    logger.propagate = False
+
+
+_SIZE = re.compile(r"(\d+)\s*(|k|ki|kib|kb|m|mi|mib|mb|g|gi|gib|gb)", re.IGNORECASE)
+_UNITS = {"": 1, "k": 1024, "m": 1024**2, "g": 1024**3}
+
+
+class _Bytes(click.ParamType):  # type: ignore[type-arg]  # generic only from click 8.2
+    """A positive byte count: ``33554432``, ``32MiB``, ``512K``."""
+
+    name = "bytes"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> int:
+        if isinstance(value, int):
+            return value
+        m = _SIZE.fullmatch(str(value).strip())
+        size = int(m.group(1)) * _UNITS[m.group(2)[:1].lower()] if m else 0
+        if size < 1:
+            self.fail(f"expected a positive size in bytes (like 32MiB), got {value!r}", param, ctx)
+        return size
+
+
+_max_body = click.option(
+    "--max-body",
+    type=_Bytes(),
+    default="32MiB",
+    show_default=True,
+    help="Largest request body accepted; a longer one is answered 413 without being read.",
+)
+_verbose = click.option(
+    "-v", "--verbose", count=True, help="Also log debug lines (clients hanging up); -vv tracebacks."
+)
 
 _host = click.option("--host", default="127.0.0.1", show_default=True, help="Interface.")
 _port = click.option("--port", default=8765, show_default=True, help="Port (0: a free one).")
@@ -85,6 +149,14 @@ _redact = click.option(
 @click.option("--upstream", default=None, help="Proxy mode: the real API's base URL.")
 @click.option("--record", default=None, metavar="OUT", help="Proxy mode: write the run here.")
 @_redact
+@_max_body
+@click.option(
+    "--side-calls",
+    is_flag=True,
+    help="Answer requests that offer no tools (an agent CLI's routing, titles, summaries) "
+    "without using a turn: the requested JSON schema's plainest value, or OK.",
+)
+@_verbose
 def emulate_command(
     *,
     scripts: tuple[str, ...],
@@ -94,15 +166,21 @@ def emulate_command(
     upstream: str | None,
     record: str | None,
     redact: tuple[str, ...],
+    max_body: int,
+    side_calls: bool,
+    verbose: int,
 ) -> None:
     """Serve SCRIPTS on the providers' real endpoints until interrupted.
 
     OpenAI clients use http://HOST:PORT/v1, Anthropic and Gemini clients http://HOST:PORT. Several
     scripts are several conversations, picked by the x-donegate-conversation header (index or
-    file stem) or in order. Prints the turns served as JSON on exit.
+    file stem) or in order. The clients run their own tools: scripts need no stubs, and a turn
+    calling a tool the client did not offer is served with a warning. Every request is answered:
+    a malformed one with a 400, a body past --max-body with a 413. Prints the turns served as
+    JSON on exit.
     """
     _run(scripts, host=host, port=port, log=log, upstream=upstream, record=record,
-         redact=redact)  # fmt: skip
+         redact=redact, max_body=max_body, verbose=verbose, side_calls=side_calls)  # fmt: skip
 
 
 @app.command("record")
@@ -112,8 +190,18 @@ def emulate_command(
 @_port
 @_log
 @_redact
+@_max_body
+@_verbose
 def record_command(
-    *, upstream: str, out: str, host: str, port: int, log: str | None, redact: tuple[str, ...]
+    *,
+    upstream: str,
+    out: str,
+    host: str,
+    port: int,
+    log: str | None,
+    redact: tuple[str, ...],
+    max_body: int,
+    verbose: int,
 ) -> None:
     """Record a real conversation through a proxy into a script file (checked by replay).
 
@@ -121,5 +209,6 @@ def record_command(
     shortened, usage and timestamps dropped, secrets redacted, and the file is written only if
     the script replays to the recorded run.
     """
-    _run((), host=host, port=port, log=log, upstream=upstream, record=out, redact=redact)
+    _run((), host=host, port=port, log=log, upstream=upstream, record=out, redact=redact,
+         max_body=max_body, verbose=verbose)  # fmt: skip
     sys.stdout.flush()

@@ -1,8 +1,16 @@
-"""``donegate escalations list|show|resolve``: the human queue."""
+"""``donegate escalations list|show|resolve|approve``: the human queue.
+
+It holds escalations (stuck tasks) and reviews (``closure: human`` tasks whose claim passed
+every gate, ``awaiting_review``). ``approve`` closes a review as done: a new certificate,
+signed, with who approved it and when. ``resolve`` on a review rejects it (the task fails);
+``resolve --requeue`` runs it again.
+"""
 
 from __future__ import annotations
 
+import getpass
 from dataclasses import asdict
+from pathlib import Path
 
 import click
 from rich.console import Console
@@ -12,13 +20,14 @@ from rich.table import Table
 from donegate.cli._app import app
 from donegate.cli._store import db_option, echo_json, fmt_time, store_from
 from donegate.errors import UserError
+from donegate.harness.certificate import approve_certificate
 
 __all__ = ["escalations_group"]
 
 
 @app.group("escalations")
 def escalations_group() -> None:
-    """Tasks handed to a person: read the report, then resolve or requeue."""
+    """Tasks handed to a person: read the report, then resolve, requeue or approve."""
 
 
 @escalations_group.command("list")
@@ -35,10 +44,15 @@ def list_command(show_all: bool, as_json: bool, db: str | None) -> None:
     if as_json:
         echo_json([{k: v for k, v in asdict(e).items() if k != "report"} for e in entries])
         return
-    table = Table("id", "task", "status", "since", "why", box=None)
+    table = Table("id", "task", "kind", "status", "since", "why", box=None)
     for e in entries:
         table.add_row(
-            str(e.id), escape(e.task_id), e.status, fmt_time(e.created_at), escape(e.reason[:80])
+            str(e.id),
+            escape(e.task_id),
+            e.kind,
+            e.status,
+            fmt_time(e.created_at),
+            escape(e.reason[:80]),
         )
     Console().print(table)
 
@@ -59,7 +73,9 @@ def show_command(escalation_id: int, as_json: bool, db: str | None) -> None:
     if as_json:
         echo_json(asdict(entry))
         return
-    click.echo(f"escalation {entry.id} ({entry.status}) of task {entry.task_id}")
+    click.echo(f"{entry.kind} {entry.id} ({entry.status}) of task {entry.task_id}")
+    if entry.resolved_by:
+        click.echo(f"by: {entry.resolved_by}")
     if entry.note:
         click.echo(f"note: {entry.note}")
     if entry.instructions:
@@ -89,3 +105,49 @@ def resolve_command(
         store.close()
     what = "requeued" if requeue else "resolved"
     click.echo(f"escalation {entry.id}: {what}; task {entry.task_id}")
+
+
+@escalations_group.command("approve")
+@click.argument("target")
+@click.option("--by", help="Who approves (default: the login name).")
+@click.option("--note", help="What was checked, for the certificate.")
+@db_option
+def approve_command(target: str, by: str | None, note: str | None, db: str | None) -> None:
+    """Approve a review: its task becomes done, with who and when in a new certificate.
+
+    TARGET is a review's id in the queue, or the certificate a ``donegate run`` of a
+    ``closure: human`` task left awaiting review.
+    """
+    name = by if by is not None else _login()
+    if not target.isdigit():
+        path = approve_certificate(target, by=name, note=note)
+        click.echo(f"approved by {name}: certificate {path}")
+        return
+    store = store_from(db)
+    try:
+        entry = store.escalation(int(target))
+        if entry is None:
+            raise UserError(f"no escalation {target}")
+        if entry.kind != "review":
+            raise UserError(f"escalation {entry.id} is not a review: resolve or requeue it")
+        if entry.status != "open":
+            raise UserError(f"review {entry.id} is already {entry.status}")
+        pending = (entry.report.get("review") or {}).get("certificate")
+        if not isinstance(pending, str):
+            raise UserError(f"review {entry.id}: its report names no certificate to approve")
+        path = approve_certificate(pending, by=name, note=note)
+        try:
+            store.approve(entry.id, by=name, note=note, certificate=str(path))
+        except BaseException:
+            Path(path).unlink(missing_ok=True)  # the queue did not take it: no stray "done"
+            raise
+    finally:
+        store.close()
+    click.echo(f"review {entry.id}: approved by {name}; task {entry.task_id} done; {path}")
+
+
+def _login() -> str:
+    try:
+        return getpass.getuser()
+    except (OSError, KeyError):
+        raise UserError("cannot tell who you are: pass --by NAME") from None

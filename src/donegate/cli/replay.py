@@ -7,6 +7,7 @@ import sys
 
 import click
 from rich.console import Console
+from rich.markup import escape
 
 from donegate.cli._app import app
 from donegate.testing.player import SDK_APIS
@@ -21,16 +22,22 @@ from donegate.testing.player import SDK_APIS
 def replay_command(
     script: str, api: str | None, stream: bool, max_steps: int | None, as_json: bool
 ) -> None:
-    """Replay SCRIPT: exit 0 when every invariant and expectation holds, 1 when one fails."""
+    """Replay SCRIPT: exit 0 when every invariant and expectation holds, 1 when one fails.
+
+    As strict as the player: turns left unplayed fail unless `expect` declares `unused_turns`,
+    and so does a call past the last turn. Calls to tools the run did not offer are warnings.
+    """
     from donegate.testing.replay import replay
     from donegate.testing.script import load_script
 
     done = replay(load_script(script), api=api, stream=stream, max_steps=max_steps)
     summary = done.summary()
+    for warning in done.warnings:
+        click.echo(f"donegate: warning: {warning}", err=True)
     if as_json:
         click.echo(json.dumps(summary))
     else:
-        console = Console()
+        console = Console(soft_wrap=True)  # failures name paths: never wrap them
         style = "green" if summary["status"] == "complete" else "yellow"
         console.print(f"[bold]{script}[/] via {api or 'direct'}{' (stream)' if stream else ''}")
         console.print(f"  status  [{style}]{summary['status']}[/] ({summary['reason']})")
@@ -38,5 +45,5 @@ def replay_command(
         if summary["text"]:
             console.print(f"  text    {summary['text']}")
         for failure in done.failures:
-            console.print(f"  [red]FAIL[/] {failure}")
+            console.print(f"  [red]FAIL[/] {escape(failure)}")
     sys.exit(1 if done.failures else 0)

@@ -1,6 +1,8 @@
 """``donegate run TASK``: run a task behind the completion gate.
 
-Exit codes: 0 done, 3 escalated, 4 failed, 2 usage error (a bad task file, an unknown model).
+Exit codes: 0 done, 3 escalated or awaiting review (``closure: human``: a person must act either
+way; ``donegate escalations approve`` closes a review), 4 failed, 2 usage error (a bad task
+file, an unknown model).
 """
 
 from __future__ import annotations
@@ -16,30 +18,37 @@ from rich.markup import escape
 from donegate.cli._app import app
 from donegate.cli._progress import LiveProgress
 from donegate.errors import UserError
-from donegate.harness.runner import TaskResult, run_task
-from donegate.harness.spec import load_task
+from donegate.harness.runner import COMPLETION_TOOL, TaskResult, run_task
+from donegate.harness.spec import TaskSpec, load_task
 from donegate.models.base import Model
 from donegate.models.infer import infer_model
 
 __all__ = ["EXIT_CODES", "resolve_model"]
 
-EXIT_CODES = {"done": 0, "escalated": 3, "failed": 4}
+EXIT_CODES = {"done": 0, "awaiting_review": 3, "escalated": 3, "failed": 4}
 """The exit code of each task status."""
 
 
-def resolve_model(value: str, what: str = "model") -> Model:
+def resolve_model(value: str, what: str = "model", *, task: TaskSpec | None = None) -> Model:
     """A model from ``provider:model``, or a script player from ``script:FILE``.
 
-    A script's turns drive the task's real tools; its stubs only make the file valid.
+    A script's turns drive the task's real tools; its stubs are not used. Given the `task` the
+    script plays, a prompt in the script must be the task's, and stubs named like a task tool
+    are reported as ignored.
     """
     if value.startswith("script:"):
         from donegate.testing.player import ScriptedModel
-        from donegate.testing.script import load_script
+        from donegate.testing.script import check_for_task, load_script
 
         path = Path(value.removeprefix("script:"))
         if not path.is_file():
             raise UserError(f"{what} {value!r}: no such script file")
-        return ScriptedModel(load_script(path), name=f"script:{path.name}")
+        script = load_script(path)
+        if task is not None:
+            names = [t if isinstance(t, str) else t.tool_name for t in task.tools]
+            for line in check_for_task(script, prompt=task.prompt, tools=[*names, COMPLETION_TOOL]):
+                click.echo(f"donegate: warning: {line}", err=True)
+        return ScriptedModel(script, name=f"script:{path.name}")
     return infer_model(value)
 
 
@@ -61,7 +70,7 @@ def run_command(
     model_name = model_opt or spec.model
     if model_name is None:
         raise UserError(f"{task}: no model: pass --model or set `model` in the task")
-    model = resolve_model(model_name)
+    model = resolve_model(model_name, task=spec)
     verifier_name = verifier_opt or spec.verifier
     verifier = resolve_model(verifier_name, "verifier") if verifier_name else None
     err = Console(stderr=True)
@@ -74,7 +83,10 @@ def run_command(
         workdir=workdir,
         events=live.event,
         on_round=live.round,
+        task_file=task,
     )
+    for line in getattr(model, "warnings", ()):  # a script's calls to tools the task lacks
+        click.echo(f"donegate: warning: {line}", err=True)
     if as_json:
         click.echo(json.dumps(result.summary()))
     else:
@@ -84,7 +96,9 @@ def run_command(
 
 def print_result(console: Console, result: TaskResult) -> None:
     """The result for a person."""
-    style = {"done": "green", "escalated": "yellow", "failed": "red"}[result.status]
+    style = {"done": "green", "awaiting_review": "yellow", "escalated": "yellow", "failed": "red"}[
+        result.status
+    ]
     console.print(
         f"[bold {style}]{result.status}[/] {escape(result.task_id)}: {escape(result.reason)}"
     )
@@ -97,6 +111,11 @@ def print_result(console: Console, result: TaskResult) -> None:
         console.print(f"  {mark} {escape(check.name)}: {escape(check.detail)}")
     if result.certificate is not None:
         console.print(f"  certificate {escape(str(result.certificate))}")
+    if result.status == "awaiting_review":
+        console.print(
+            f"  approve it: donegate escalations approve {escape(str(result.certificate))}"
+        )
     if result.escalation is not None:
         files = result.escalation.get("files", {})
-        console.print(f"  escalation report {escape(str(files.get('markdown', '')))}")
+        what = "review report" if result.status == "awaiting_review" else "escalation report"
+        console.print(f"  {what} {escape(str(files.get('markdown', '')))}")

@@ -19,7 +19,7 @@ from donegate.worker import submit
 
 __all__ = ["submit_command", "tasks_group"]
 
-STATUSES = ("pending", "running", "done", "escalated", "failed", "cancelled")
+STATUSES = ("pending", "running", "done", "awaiting_review", "escalated", "failed", "cancelled")
 
 
 @app.command("submit")

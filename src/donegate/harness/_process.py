@@ -35,6 +35,8 @@ from pathlib import Path
 
 import psutil
 
+from donegate.config import SIGNING_KEY_ENV
+
 __all__ = ["RESULT_LIMIT", "Finished", "Output", "run"]
 
 RESULT_LIMIT = 64 * 1024
@@ -134,7 +136,7 @@ def run(
         proc = subprocess.Popen(
             args,
             cwd=cwd,
-            env={**os.environ, _TOKEN: token},
+            env={**_child_env(), _TOKEN: token},
             stdin=subprocess.DEVNULL if stdin is None else subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,
@@ -367,3 +369,8 @@ def _link(path: str) -> str:
         return os.readlink(path)
     except OSError:  # closed while we looked
         return ""
+
+
+def _child_env() -> dict[str, str]:
+    """The harness's environment minus what only the harness may hold (the signing key)."""
+    return {k: v for k, v in os.environ.items() if k != SIGNING_KEY_ENV}

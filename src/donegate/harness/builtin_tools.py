@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import os
 import shlex
+from collections.abc import Callable
 from pathlib import Path
 
 from donegate.errors import UserError
@@ -53,6 +54,7 @@ class Workspace:
         *,
         max_read_bytes: int = 256 * 1024,
         max_command_timeout: float = 600,
+        protected: Callable[[Path], bool] | None = None,
     ) -> None:
         resolved = Path(root).resolve()
         if not resolved.is_dir():
@@ -63,6 +65,8 @@ class Workspace:
         """Bytes `read_file` returns at most (the task's ``max_read_bytes``)."""
         self.max_command_timeout = max_command_timeout
         """Seconds `run_command` runs at most (the task's ``max_command_timeout``)."""
+        self.protected = protected
+        """Whether an absolute path is protected (``write_file`` refuses it)."""
 
     def read_file(self, path: str) -> str:
         """Read a text file in the workspace; a very long file is cut, and the result says so.
@@ -96,6 +100,10 @@ class Workspace:
             content: The complete new content of the file.
         """
         target = self._path(path)
+        if self.protected is not None and any(
+            self.protected(p) for p in (target, Path(os.path.normpath(self.root / path)))
+        ):
+            raise PermissionError(f"{self._rel(target)} is protected: the task forbids changing it")
         if target.is_dir():
             raise IsADirectoryError(f"{self._rel(target)} is a directory")
         target.parent.mkdir(parents=True, exist_ok=True)

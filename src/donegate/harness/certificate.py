@@ -1,10 +1,31 @@
-"""Completion certificates: what a finished task was checked against, bound by digests.
+"""Completion certificates: what a finished task was checked against, signed by the harness.
 
-A certificate is a JSON file written when a task is done. It binds the task id and completion
-condition to each acceptance check (its spec, what ran, exit code, output digest), the digests of
-the evidence the harness recorded and of the transcript (both kept beside it as sidecar files),
-the models and the times; its own ``digest`` covers all of it. `verify_certificate` confirms
-every digest and re-runs the checks, so "done" can be re-proven later rather than remembered.
+A certificate is one JSON file written under donegate's data directory (never the agent's
+workdir) when a task is done, or awaits a person's review. It binds the task id, completion
+condition and closure to each acceptance check (its spec, what ran, exit code, output digest),
+the digests of the protected files at the start, the evidence the harness recorded and the
+transcript (both embedded), the models and the times. ``digest`` is the SHA-256 of it all and
+``signature`` an HMAC-SHA256 over it with the harness's key (`donegate.harness.signing`).
+
+`verify_certificate` checks the signature first, then every digest, and runs nothing from a
+certificate that fails; only then does it re-run the checks (the certified ones, or a task
+file's once they are shown equal) and re-digest the protected files.
+
+What a certificate proves, when its signature holds:
+- a harness holding this key wrote it, and nothing in it changed since;
+- at the accepted claim every listed check passed in the workdir, no protected file had
+  changed since the start, and the checklist and verifier (when configured) agreed;
+- with ``closure: human``, who approved it and when; with ``closure: model`` and no checks,
+  ``backed_by_checks: false`` says plainly that no mechanical check backed it;
+- the recorded evidence and transcript are the ones the run produced.
+
+What it does not prove:
+- that the checks are the right checks: a weak check passes weak work;
+- anything outside the checks and protected paths (a file no check reads can be anything);
+- that the world still holds: re-run with ``donegate verify`` (the default) to find out;
+- anything at all once the key leaks: the agent's ``run_command`` and the code a ``run:`` check
+  executes run as the harness's user, who can read ``$DONEGATE_HOME/signing.key`` and the
+  environment; keep the key from the agent (another user, a sandbox) where that matters.
 """
 
 from __future__ import annotations
@@ -13,7 +34,7 @@ import datetime as dt
 import json
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import pydantic
 
@@ -26,11 +47,28 @@ from donegate.harness.evidence import (
     record_digest,
     transcript_digest,
 )
+from donegate.harness.protect import Manifest
+from donegate.harness.signing import canonical, sign, signature_problem
 from donegate.harness.spec import CheckSpec, TaskSpec
 
-__all__ = ["build_certificate", "certificate_digest", "verify_certificate", "write_certificate"]
+__all__ = [
+    "KIND",
+    "MAX_CERTIFICATE_BYTES",
+    "VERSION",
+    "approve_certificate",
+    "build_certificate",
+    "certificate_digest",
+    "closure_data",
+    "load_certificate",
+    "verify_certificate",
+    "write_certificate",
+]
 
 KIND = "donegate.certificate"
+VERSION = 2
+"""2: signed, with closure, status and protected files (1 was unsigned and cannot verify)."""
+MAX_CERTIFICATE_BYTES = 64 * 1024 * 1024
+"""A larger file is refused unread: a certificate is input like any other."""
 _CHECK_ADAPTER: pydantic.TypeAdapter[CheckSpec] = pydantic.TypeAdapter(CheckSpec)
 
 
@@ -38,13 +76,36 @@ def _iso(unix: float) -> str:
     return dt.datetime.fromtimestamp(unix, tz=dt.UTC).isoformat(timespec="seconds")
 
 
-def _canonical(value: Any) -> str:
-    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-
-
 def certificate_digest(cert: Mapping[str, Any]) -> str:
-    """SHA-256 of the certificate's canonical JSON without its ``digest`` field."""
-    return digest_text(_canonical({k: v for k, v in cert.items() if k != "digest"}))
+    """SHA-256 of the certificate's canonical JSON without its ``digest`` and ``signature``."""
+    body = {k: v for k, v in cert.items() if k not in ("digest", "signature")}
+    return digest_text(canonical(body).decode())
+
+
+def closure_data(
+    mode: Literal["checks", "human", "model"], checks: int, review: Mapping[str, Any] | None
+) -> dict[str, Any]:
+    """The ``closure`` section: who closed the task, and whether checks backed it."""
+    if mode == "human" and review is None:
+        statement = "awaiting a person's approval: not done until approved"
+    elif mode == "human":
+        assert review is not None
+        statement = f"approved by {review['approved_by']} at {review['approved_at']}"
+    elif checks:
+        statement = f"every acceptance check ({checks}) passed at the accepted claim"
+    else:
+        statement = (
+            "no mechanical check backed this completion: it rests on the agent's claim, "
+            "its checklist and the verifier, if any"
+        )
+    if mode == "human" and not checks:
+        statement += "; no mechanical check backed it"
+    return {
+        "mode": mode,
+        "backed_by_checks": checks > 0,
+        "statement": statement,
+        "review": dict(review) if review is not None else None,
+    }
 
 
 def build_certificate(
@@ -60,17 +121,24 @@ def build_certificate(
     continuations: int,
     model_calls: int,
     checklist: Sequence[Mapping[str, Any]] = (),
+    protected: Manifest | None = None,
 ) -> dict[str, Any]:
-    """The certificate body (without sidecar file names; `write_certificate` adds them)."""
+    """The certificate body (`write_certificate` embeds the data, digests and signs it).
+
+    A ``closure: human`` task's certificate says ``awaiting_review`` until `approve_certificate`.
+    """
     specs = {c.name: c for c in spec.checks}
     records = evidence.records
-    cert: dict[str, Any] = {
+    passed = [c for c in checks if c.kind != "protect"]
+    return {
         "kind": KIND,
-        "version": 1,
+        "version": VERSION,
+        "status": "awaiting_review" if spec.closure == "human" else "done",
         "task_id": spec.id,
         "completion_condition": spec.completion_condition,
         "prompt_digest": digest_text(spec.prompt),
         "workdir": str(Path(workdir).resolve()),
+        "closure": closure_data(spec.closure, len(passed), None),
         "checks": [
             {
                 "name": c.name,
@@ -84,8 +152,9 @@ def build_certificate(
                 "detail": c.detail,
                 "output_digest": c.output_digest,
             }
-            for c in checks
+            for c in passed
         ],
+        "protected": (protected or Manifest(root=Path(workdir))).as_data(),
         "evidence": {
             "count": len(records),
             "digest": evidence.digest(),
@@ -112,7 +181,6 @@ def build_certificate(
         "continuations": continuations,
         "model_calls": model_calls,
     }
-    return cert
 
 
 def write_certificate(
@@ -122,20 +190,63 @@ def write_certificate(
     evidence: Evidence,
     transcript: Sequence[Any],
 ) -> Path:
-    """Write the certificate, evidence and transcript embedded, as one file; return its path.
+    """Embed the evidence and transcript, digest, sign and write the certificate; its path.
 
     One file, not three: a worker writes one per task, and file creation dominates its cost.
     """
-    directory.mkdir(parents=True, exist_ok=True)
-    stamp = dt.datetime.now(tz=dt.UTC).strftime("%Y%m%dT%H%M%S%f")
-    stem = "".join(ch if ch.isalnum() or ch in "-_." else "_" for ch in cert["task_id"])
-    path = directory / f"{stem}-{stamp}.certificate.json"
     body = dict(cert)
     body["evidence"] = {**cert["evidence"], "data": [r.as_data() for r in evidence.records]}
     body["transcript"] = {**cert["transcript"], "data": plain_data(list(transcript))}
+    return _write_signed(body, directory)
+
+
+def _write_signed(body: dict[str, Any], directory: Path) -> Path:
+    body = {k: v for k, v in body.items() if k not in ("digest", "signature")}
     body["digest"] = certificate_digest(body)
+    body["signature"] = sign(body)
+    directory.mkdir(parents=True, exist_ok=True)
+    stamp = dt.datetime.now(tz=dt.UTC).strftime("%Y%m%dT%H%M%S%f")
+    stem = "".join(ch if ch.isalnum() or ch in "-_." else "_" for ch in body["task_id"])
+    path = directory / f"{stem}-{stamp}.certificate.json"
     path.write_text(json.dumps(body, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
     return path
+
+
+def load_certificate(path: str | Path) -> dict[str, Any]:
+    """A certificate file's JSON, unverified (`UserError` when it is not one)."""
+    file = Path(path)
+    try:
+        with file.open("rb") as f:
+            raw = f.read(MAX_CERTIFICATE_BYTES + 1)
+    except OSError as exc:
+        raise UserError(f"{file}: cannot read: {exc.strerror or exc}") from None
+    if len(raw) > MAX_CERTIFICATE_BYTES:
+        raise UserError(f"{file}: larger than {MAX_CERTIFICATE_BYTES} bytes; not a certificate")
+    try:
+        cert = json.loads(raw)
+    except ValueError as exc:
+        raise UserError(f"{file}: not valid JSON: {exc}") from None
+    if not isinstance(cert, dict) or cert.get("kind") != KIND:
+        raise UserError(f"{file}: not a donegate certificate")
+    return cert
+
+
+def _proven(cert: Mapping[str, Any]) -> list[str]:
+    """Signature, then digests: nothing else may be read from a certificate failing these."""
+    version = cert.get("version")
+    if version != VERSION:
+        shown = version if isinstance(version, int) else repr(str(version)[:20])
+        return [
+            f"version: {shown} is not {VERSION}; "
+            "unsigned certificates from before version 2 cannot be verified"
+        ]
+    problem = signature_problem(cert)
+    if problem is not None:
+        return [problem]
+    problems = []
+    if cert.get("digest") != certificate_digest(cert):
+        problems.append("certificate digest mismatch: the file was changed after it was written")
+    return problems + _verify_evidence(cert) + _verify_transcript(cert)
 
 
 def verify_certificate(
@@ -145,61 +256,102 @@ def verify_certificate(
     rerun: bool = True,
     strict_output: bool = False,
     timeout: float = 120.0,
+    task: TaskSpec | None = None,
 ) -> tuple[bool, list[str]]:
-    """Confirm a certificate's digests and re-run its checks; ``(ok, problems)``.
+    """Prove a certificate: signature, digests, then (`rerun`) its checks again; ``(ok, problems)``.
 
-    A check must pass again with the same exit code. Its output digest is compared only with
-    `strict_output` (test output usually carries timings). Raises `UserError` when `path` is
-    not a readable certificate.
+    Nothing runs unless the signature and every digest hold. The checks re-run are the
+    certified ones, or `task`'s once they are shown equal to them. A check must pass again with
+    the same exit code; its output digest is compared only with `strict_output` (test output
+    carries timings). A certificate still awaiting review is not done. Raises `UserError` when
+    `path` is not a readable certificate or there is no key to check it with.
     """
-    file = Path(path)
-    cert = _load(file)
-    problems: list[str] = []
-    if cert.get("digest") != certificate_digest(cert):
-        problems.append("certificate digest mismatch: the file was changed after it was written")
-    problems += _verify_evidence(file, cert)
-    problems += _verify_transcript(file, cert)
-    if rerun:
-        root = Path(workdir) if workdir is not None else Path(cert.get("workdir", "."))
-        problems += _rerun(cert, root, strict_output=strict_output, timeout=timeout)
+    cert = load_certificate(path)
+    problems = _proven(cert)
+    if problems:
+        return False, problems
+    if cert.get("status") != "done":
+        return False, [f"status: {str(cert.get('status'))[:40]}, not done"]
+    if not rerun:
+        return True, []
+    root = Path(workdir) if workdir is not None else Path(str(cert.get("workdir", ".")))
+    if not root.is_dir():
+        return False, [f"checks: the workdir {root} does not exist"]
+    specs, problems = _specs(cert, task)
+    if problems:
+        return False, problems
+    problems += _protected_now(cert, root.resolve())
+    problems += _rerun(cert, specs, root, strict_output=strict_output, timeout=timeout)
     return not problems, problems
 
 
-def _load(file: Path) -> dict[str, Any]:
+def approve_certificate(
+    path: str | Path, *, by: str, note: str | None = None, at: float | None = None
+) -> Path:
+    """A person's approval of a certificate awaiting review: a new signed, ``done`` certificate.
+
+    The approved one carries who, when and the note in ``closure.review``, and the digest of
+    the certificate it approves; it is written beside it. `UserError` when `path` does not
+    verify or is not awaiting review.
+    """
+    if not by.strip():
+        raise UserError("approval needs a name (--by)")
+    file = Path(path)
+    cert = load_certificate(file)
+    problems = _proven(cert)
+    if problems:
+        raise UserError(f"{file}: cannot approve: {problems[0]}")
+    if cert.get("status") != "awaiting_review":
+        raise UserError(f"{file}: cannot approve: it is {cert.get('status')}, not awaiting review")
+    when = at if at is not None else dt.datetime.now(tz=dt.UTC).timestamp()
+    review = {
+        "approved_by": by.strip(),
+        "approved_at": _iso(when),
+        "note": note,
+        "reviewed_certificate": cert["digest"],
+    }
+    body = dict(cert)
+    body["status"] = "done"
+    body["closure"] = closure_data("human", len(cert.get("checks", [])), review)
+    return _write_signed(body, file.parent)
+
+
+def _specs(cert: Mapping[str, Any], task: TaskSpec | None) -> tuple[list[CheckSpec], list[str]]:
+    entries = [e for e in cert.get("checks", []) if isinstance(e, dict)]
+    if task is not None:
+        mine = [c.model_dump(mode="json", by_alias=True) for c in task.checks]
+        if mine != [e.get("spec") for e in entries]:
+            return [], [f"checks: the task {task.id}'s checks differ from the certified ones"]
+        return list(task.checks), []
+    specs, problems = [], []
+    for entry in entries:
+        name = entry.get("name", "?")
+        if entry.get("spec") is None:
+            problems.append(f"{name}: no check spec recorded; cannot re-run")
+            continue
+        try:
+            specs.append(_CHECK_ADAPTER.validate_python(entry["spec"]))
+        except pydantic.ValidationError as exc:
+            problems.append(f"{name}: the recorded check spec is invalid: {exc.errors()[0]['msg']}")
+    return specs, problems
+
+
+def _protected_now(cert: Mapping[str, Any], root: Path) -> list[str]:
     try:
-        cert = json.loads(file.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise UserError(f"{file}: cannot read: {exc.strerror or exc}") from None
-    except ValueError as exc:
-        raise UserError(f"{file}: not valid JSON: {exc}") from None
-    if not isinstance(cert, dict) or cert.get("kind") != KIND:
-        raise UserError(f"{file}: not a donegate certificate")
-    return cert
+        manifest = Manifest.from_data(cert.get("protected"), root)
+        return [f"{c.text} since certification" for c in manifest.changes()]
+    except (ValueError, UserError) as exc:
+        return [f"protected files: {exc}"]
 
 
-def _sidecar(file: Path, section: Any, what: str) -> tuple[Any, str | None]:
-    """The embedded data of a section, or (older certificates) its sidecar file's."""
-    if isinstance(section, dict) and "data" in section:
-        return section["data"], None
-    name = section.get("file") if isinstance(section, dict) else None
-    if not isinstance(name, str):
-        return None, f"{what}: the certificate names no {what} file"
-    try:
-        return json.loads((file.parent / name).read_text(encoding="utf-8")), None
-    except (OSError, ValueError) as exc:
-        return None, f"{what}: cannot read {name}: {exc}"
-
-
-def _verify_evidence(file: Path, cert: Mapping[str, Any]) -> list[str]:
+def _verify_evidence(cert: Mapping[str, Any]) -> list[str]:
     section = cert.get("evidence")
-    records, problem = _sidecar(file, section, "evidence")
-    if problem is not None:
-        return [problem]
-    assert isinstance(section, dict)
-    if not isinstance(records, list):
-        return ["evidence: the evidence file is not a list of records"]
+    records = section.get("data") if isinstance(section, dict) else None
+    if not isinstance(section, dict) or not isinstance(records, list):
+        return ["evidence: the certificate embeds no list of evidence records"]
     problems = []
     digests = []
+    listed = section.get("records", [])
     for i, r in enumerate(records):
         try:
             digest = record_digest(
@@ -213,8 +365,7 @@ def _verify_evidence(file: Path, cert: Mapping[str, Any]) -> list[str]:
         except (KeyError, TypeError):
             return [f"evidence: record {i} is malformed"]
         digests.append(digest)
-        listed = section.get("records", [])
-        if i >= len(listed) or listed[i].get("digest") != digest:
+        if not isinstance(listed, list) or i >= len(listed) or listed[i].get("digest") != digest:
             problems.append(f"evidence: record {i} ({r.get('tool')}) does not match its digest")
     if len(records) != section.get("count"):
         problems.append(
@@ -225,38 +376,35 @@ def _verify_evidence(file: Path, cert: Mapping[str, Any]) -> list[str]:
     return problems
 
 
-def _verify_transcript(file: Path, cert: Mapping[str, Any]) -> list[str]:
+def _verify_transcript(cert: Mapping[str, Any]) -> list[str]:
     section = cert.get("transcript")
-    messages, problem = _sidecar(file, section, "transcript")
-    if problem is not None:
-        return [problem]
-    assert isinstance(section, dict)
-    if not isinstance(messages, list) or transcript_digest(messages) != section.get("digest"):
+    messages = section.get("data") if isinstance(section, dict) else None
+    if not isinstance(section, dict) or not isinstance(messages, list):
+        return ["transcript: the certificate embeds no transcript"]
+    if transcript_digest(messages) != section.get("digest"):
         return ["transcript: the transcript digest does not match"]
     return []
 
 
 def _rerun(
-    cert: Mapping[str, Any], root: Path, *, strict_output: bool, timeout: float
+    cert: Mapping[str, Any],
+    specs: Sequence[CheckSpec],
+    root: Path,
+    *,
+    strict_output: bool,
+    timeout: float,
 ) -> list[str]:
-    if not root.is_dir():
-        return [f"checks: the workdir {root} does not exist"]
+    certified = {e.get("name"): e for e in cert.get("checks", []) if isinstance(e, dict)}
     problems = []
-    for entry in cert.get("checks", []):
-        name = entry.get("name", "?")
-        if entry.get("spec") is None:
-            problems.append(f"{name}: no check spec recorded; cannot re-run")
-            continue
-        try:
-            spec = _CHECK_ADAPTER.validate_python(entry["spec"])
-        except pydantic.ValidationError as exc:
-            problems.append(f"{name}: the recorded check spec is invalid: {exc.errors()[0]['msg']}")
-            continue
+    for spec in specs:
+        entry = certified.get(spec.name, {})
         result = run_check(spec, workdir=root, timeout=timeout)
         if not result.passed:
-            problems.append(f"{name}: fails now ({result.detail})")
+            problems.append(f"{spec.name}: fails now ({result.detail})")
         elif result.exit_code != entry.get("exit_code"):
-            problems.append(f"{name}: exit code {result.exit_code}, certified {entry['exit_code']}")
+            problems.append(
+                f"{spec.name}: exit code {result.exit_code}, certified {entry.get('exit_code')}"
+            )
         elif strict_output and result.output_digest != entry.get("output_digest"):
-            problems.append(f"{name}: output differs from the certified output")
+            problems.append(f"{spec.name}: output differs from the certified output")
     return problems

@@ -3,6 +3,9 @@
 A report answers four questions: what was attempted (every tool call the harness recorded), what
 is left (open checklist items, failed checks), why it is stuck (the gate's reasons, claim by
 claim), and the full state (checklist, transcript) so the task can be resumed or judged.
+
+The same report, with a ``review`` section naming the certificate to approve, asks a person to
+review a ``closure: human`` task whose claim passed every gate.
 """
 
 from __future__ import annotations
@@ -77,10 +80,12 @@ def build_report(
     rounds: Sequence[Mapping[str, Any]] = (),
     transcript: Any = (),
     extra: Mapping[str, Any] | None = None,
+    review: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """The report as plain JSON-ready values."""
+    """The report as plain JSON-ready values; `review` (the certificate to approve) makes it a
+    request for review rather than an escalation."""
     open_items = [dict(i) for i in checklist if i.get("status") != "done"]
-    return {
+    report: dict[str, Any] = {
         "kind": "donegate.escalation",
         "version": 1,
         "task_id": task_id,
@@ -117,12 +122,17 @@ def build_report(
             **(dict(extra) if extra else {}),
         },
     }
+    if review is not None:
+        report["review"] = dict(review)
+    return report
 
 
 def render_markdown(report: Mapping[str, Any]) -> str:
     """The report for a person to read."""
+    review = report.get("review")
+    title = "Awaiting review" if review else "Escalated"
     lines = [
-        f"# Escalated: {report['task_id']}",
+        f"# {title}: {report['task_id']}",
         "",
         f"**Why:** {report['reason']}",
         "",
@@ -131,6 +141,13 @@ def render_markdown(report: Mapping[str, Any]) -> str:
     ]
     if report.get("completion_condition"):
         lines += ["", f"**Completion condition:** {report['completion_condition']}"]
+    if isinstance(review, Mapping):
+        lines += [
+            "",
+            "Every gate passed; the task closes when a person approves it "
+            "(`donegate escalations approve`).",
+            f"Certificate to approve: `{review.get('certificate')}`",
+        ]
     lines += ["", "## What is left"]
     left = report["left"]
     if not left["open_items"] and not left["failed_checks"]:

@@ -3,7 +3,9 @@
 At every text-only end of turn, and at every call of a completion tool (never trusted as such),
 `CompletionGate.judge`:
 
-1. runs the task's acceptance checks in the workdir (the world, not the model's account);
+1. runs the task's acceptance checks in the workdir (the world, not the model's account), and
+   re-digests the protected files before and after them: a file changed, added or deleted
+   since the task started fails the claim (``protected file changed: tests/test_calc.py``);
 2. asks the verifier, when configured, with the completion condition, the claim, the
    harness-recorded evidence and the checklist items ticked without evidence; it is asked only
    when gates 1 and 3 pass, so a claim the world already refutes costs no verifier call;
@@ -25,12 +27,13 @@ from typing import Any, Literal
 from donegate.harness.checklist import Checklist
 from donegate.harness.checks import CheckResult, run_checks
 from donegate.harness.evidence import Evidence
+from donegate.harness.protect import Manifest, ProtectError
 from donegate.harness.spec import CheckSpec
 from donegate.harness.verifier import Verifier, VerifierAnswer
 from donegate.loop import Verdict
 from donegate.messages import Message, Turn
 
-__all__ = ["CompletionGate", "GateRound", "nudge_text"]
+__all__ = ["CompletionGate", "GateRound", "nudge_text", "protected_results"]
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -59,6 +62,35 @@ class GateRound:
     """What the gate told the loop."""
 
 
+def protected_results(manifest: Manifest | None, *, clear: bool = False) -> tuple[CheckResult, ...]:
+    """A failed ``protect`` check result per protected file changed, added or deleted.
+
+    With `clear`, the protected sources' cached bytecode is removed too (before checks run). A
+    manifest that cannot be re-digested (or cleared) fails closed, as one result naming why.
+    """
+    if manifest is None or manifest.empty:
+        return ()
+    try:
+        changes = manifest.changes()
+        if clear:
+            manifest.clear_bytecode()
+    except (ProtectError, OSError) as exc:
+        return (
+            CheckResult(
+                name="protected files", kind="protect", passed=False, detail=f"cannot check: {exc}"
+            ),
+        )
+    return tuple(
+        CheckResult(
+            name=c.text,
+            kind="protect",
+            passed=False,
+            detail=f"{c.path} was {c.kind} after the task started; protected files may not change",
+        )
+        for c in changes
+    )
+
+
 def nudge_text(problems: Sequence[str]) -> str:
     """The continuation message for these problems."""
     return f"Not done yet: {'; '.join(problems)}. Continue, or state the blocker."
@@ -79,6 +111,7 @@ class CompletionGate:
         max_continuations: int = 3,
         check_timeout: float = 120.0,
         on_round: Callable[[GateRound], None] | None = None,
+        protected: Manifest | None = None,
     ) -> None:
         self.checks = tuple(checks)
         self.workdir = Path(workdir)
@@ -89,6 +122,8 @@ class CompletionGate:
         self.max_continuations = max_continuations
         self.check_timeout = check_timeout
         self.on_round = on_round
+        self.protected = protected
+        """The protected files' digests taken when the task started."""
         self.continuations = 0
         """Continuations granted so far."""
         self.rounds: list[GateRound] = []
@@ -103,10 +138,14 @@ class CompletionGate:
         """Run the gates on a claim; accept, continue with a nudge, or stop."""
         via: Literal["text", "completion_tool"] = "text" if output is None else "completion_tool"
         claim_text = claim.text if output is None else _as_text(output)
-        checks = tuple(run_checks(self.checks, self.workdir, timeout=self.check_timeout))
+        before = protected_results(self.protected, clear=True)
+        ran = tuple(run_checks(self.checks, self.workdir, timeout=self.check_timeout))
+        # after too: a check run (the agent's code under test) may touch protected files
+        tampered = tuple({c.name: c for c in before + protected_results(self.protected)}.values())
+        checks = tampered + ran
         unfinished = self.checklist.unfinished()
         flagged = tuple(self.checklist.unsupported(self.evidence.records))
-        failed = [c for c in checks if not c.passed]
+        failed = [c for c in ran if not c.passed]
 
         problems: list[str] = []
         if unfinished:
@@ -116,6 +155,11 @@ class CompletionGate:
                     f"{i.name} (blocked: {i.note})" if i.status == "blocked" else i.name
                     for i in unfinished
                 )
+            )
+        if tampered:
+            problems.append(
+                ", ".join(c.name for c in tampered)
+                + " (protected files must stay as they were when the task started)"
             )
         if failed:
             problems.append("failed checks: " + ", ".join(f"{c.name} ({c.detail})" for c in failed))

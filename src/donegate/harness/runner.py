@@ -1,19 +1,23 @@
 """`run_task`: run a task's agent loop behind the completion gate, to done, escalated or failed.
 
 1. Resolve the workdir, the models and the tools (built-ins bound to a `Workspace`, user tools
-   by import path, ``update_checklist`` bound to the task's `Checklist`).
+   by import path, ``update_checklist`` bound to the task's `Checklist`); digest the protected
+   files (`protect.task_patterns`), which ``write_file`` then refuses to touch.
 2. Run the loop with `run_id` = the task id, so a side-effecting call's idempotency key is
    ``<task>:<step>:<call>``; the harness's `Evidence` and the checklist listen to its events.
 3. Every claimed completion goes to the `CompletionGate` (checks, verifier, checklist).
-4. Map the run's end: accepted -> ``done`` with a certificate; stopped by the gate ->
-   ``escalated`` with a report; any loop failure (truncated, refused, provider_error,
-   max_steps, ...) -> ``failed`` with that reason.
+4. Map the run's end: accepted -> ``done`` with a signed certificate (``closure: human``:
+   ``awaiting_review``, with a certificate a person approves and a review report); stopped by
+   the gate -> ``escalated`` with a report; any loop failure (truncated, refused,
+   provider_error, max_steps, ...) -> ``failed`` with that reason.
+
+Certificates and reports go under the output directory, else donegate's data directory, never
+the agent's workdir: nothing the gate trusts lives where the agent writes.
 """
 
 from __future__ import annotations
 
 import importlib
-import os
 import sys
 import time
 from collections.abc import Callable
@@ -21,6 +25,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal
 
+from donegate.config import data_dir
 from donegate.errors import UserError
 from donegate.events import EventSink, fan_out
 from donegate.harness.builtin_tools import Workspace
@@ -30,6 +35,7 @@ from donegate.harness.checks import CheckResult
 from donegate.harness.escalation import build_report, round_data, write_report
 from donegate.harness.evidence import Evidence, EvidenceRecord
 from donegate.harness.gate import CompletionGate, GateRound
+from donegate.harness.protect import Manifest, take_manifest, task_patterns
 from donegate.harness.spec import ImportTool, TaskSpec
 from donegate.harness.verifier import Verifier
 from donegate.loop import Policies, RunResult, Status
@@ -55,8 +61,10 @@ _SIDE_EFFECTS = {"write_file": True, "run_command": True, "read_file": False, "l
 class TaskResult:
     """How a task ended, with everything needed to trust or review it."""
 
-    status: Literal["done", "escalated", "failed"]
-    """``done``: every gate passed; ``escalated``: a human must look; ``failed``: the loop broke."""
+    status: Literal["done", "awaiting_review", "escalated", "failed"]
+    """``done``: every gate passed; ``awaiting_review``: so did the claim, and a person must
+    approve it (``closure: human``); ``escalated``: a human must look; ``failed``: the loop
+    broke."""
     task_id: str
     """The task's id."""
     reason: str
@@ -72,9 +80,10 @@ class TaskResult:
     checks: tuple[CheckResult, ...] = ()
     """The check results of the last gate judgement."""
     certificate: Path | None = None
-    """The completion certificate, when done."""
+    """The completion certificate, when done (awaiting review: the one a person approves)."""
     escalation: dict[str, Any] | None = None
-    """The escalation report (with ``files``: its JSON and Markdown paths), when escalated."""
+    """The escalation report (with ``files``: its JSON and Markdown paths), when escalated;
+    the review report when awaiting review."""
     rounds: tuple[GateRound, ...] = ()
     """Every gate judgement, in order."""
     checklist: tuple[ChecklistItem, ...] = ()
@@ -116,6 +125,7 @@ class _Prepared:
     tools: list[Tool]
     checklist: Checklist
     evidence: Evidence
+    protected: Manifest
     gate: CompletionGate
     sink: EventSink | None
     system: str | None
@@ -137,18 +147,20 @@ def run_task(
     settings: ModelSettings | None = None,
     policies: Policies | None = None,
     on_round: Callable[[GateRound], None] | None = None,
+    task_file: str | Path | None = None,
 ) -> TaskResult:
-    """Run `spec` to ``done``, ``escalated`` or ``failed``.
+    """Run `spec` to ``done``, ``awaiting_review``, ``escalated`` or ``failed``.
 
     `model` and `verifier_model` default to the task's ``model`` and ``verifier``
     (``provider:name``; a ``script:FILE`` must be loaded by the caller and passed as a `Model`).
-    Certificates and reports go under `output_dir`, else ``$DONEGATE_HOME``, else
-    ``<workdir>/.donegate``. `on_round` sees every gate judgement (live progress).
+    Certificates and reports go under `output_dir`, else ``$DONEGATE_HOME`` (``~/.donegate``).
+    `on_round` sees every gate judgement (live progress). `task_file`, the file `spec` came
+    from, is protected when it sits inside the workdir.
     """
     p = _prepare(
         spec, model=model, verifier_model=verifier_model, workdir=workdir, events=events,
         output_dir=output_dir, completion_tool=completion_tool, check_timeout=check_timeout,
-        on_round=on_round,
+        on_round=on_round, task_file=task_file,
     )  # fmt: skip
     result = run(
         spec.prompt,
@@ -182,12 +194,13 @@ async def arun_task(
     settings: ModelSettings | None = None,
     policies: Policies | None = None,
     on_round: Callable[[GateRound], None] | None = None,
+    task_file: str | Path | None = None,
 ) -> TaskResult:
     """The async `run_task` (the gate's checks and verifier run on a thread)."""
     p = _prepare(
         spec, model=model, verifier_model=verifier_model, workdir=workdir, events=events,
         output_dir=output_dir, completion_tool=completion_tool, check_timeout=check_timeout,
-        on_round=on_round,
+        on_round=on_round, task_file=task_file,
     )  # fmt: skip
     result = await arun(
         spec.prompt,
@@ -218,18 +231,20 @@ def _prepare(
     completion_tool: str | None,
     check_timeout: float,
     on_round: Callable[[GateRound], None] | None,
+    task_file: str | Path | None = None,
 ) -> _Prepared:
     root = Path(workdir if workdir is not None else spec.workdir or Path.cwd()).resolve()
     if not root.is_dir():
         raise UserError(f"{spec.id}: workdir is not a directory: {root}")
-    home = os.environ.get("DONEGATE_HOME")
-    out = Path(output_dir) if output_dir else Path(home) if home else root / ".donegate"
+    out = Path(output_dir) if output_dir else data_dir()
+    patterns, pinned = task_patterns(spec, root, task_file=task_file)
+    protected = take_manifest(root, patterns, pinned=pinned)
     worker = _resolve(model if model is not None else spec.model, "model", spec.id)
     judge = verifier_model if verifier_model is not None else spec.verifier
     verifier = Verifier(_resolve(judge, "verifier", spec.id)) if judge is not None else None
     checklist = Checklist(spec.checklist)
     evidence = Evidence()
-    tools = build_tools(spec, root, checklist)
+    tools = build_tools(spec, root, checklist, protected=protected)
     if spec.checklist and not any(t.name == CHECKLIST_TOOL for t in tools):
         raise UserError(f"{spec.id}: the task has a checklist but no {CHECKLIST_TOOL} tool")
     gate = CompletionGate(
@@ -242,6 +257,7 @@ def _prepare(
         max_continuations=spec.max_continuations,
         check_timeout=check_timeout,
         on_round=on_round,
+        protected=protected,
     )
     return _Prepared(
         spec=spec,
@@ -252,9 +268,10 @@ def _prepare(
         tools=tools,
         checklist=checklist,
         evidence=evidence,
+        protected=protected,
         gate=gate,
         sink=fan_out(evidence, checklist, events),
-        system=_system(spec, checklist, completion_tool),
+        system=_system(spec, checklist, completion_tool, protected),
         completion_tool=completion_tool,
     )
 
@@ -270,10 +287,17 @@ def _resolve(value: Model | str | None, what: str, task: str) -> Model:
     return infer_model(value)
 
 
-def build_tools(spec: TaskSpec, root: Path, checklist: Checklist) -> list[Tool]:
-    """The task's tools: built-ins confined to `root`, user tools by import path."""
+def build_tools(
+    spec: TaskSpec, root: Path, checklist: Checklist, *, protected: Manifest | None = None
+) -> list[Tool]:
+    """The task's tools: built-ins confined to `root` (``write_file`` refusing `protected`
+    paths), user tools by import path."""
+    guard = protected.covers_path if protected is not None and not protected.empty else None
     workspace = Workspace(
-        root, max_read_bytes=spec.max_read_bytes, max_command_timeout=spec.max_command_timeout
+        root,
+        max_read_bytes=spec.max_read_bytes,
+        max_command_timeout=spec.max_command_timeout,
+        protected=guard,
     )
     tools: list[Tool] = []
     for ref in spec.tools:
@@ -310,7 +334,9 @@ def _import_tool(ref: ImportTool, root: Path) -> Tool:
     return Tool.from_function(obj, name=ref.tool_name, side_effect=ref.side_effect)
 
 
-def _system(spec: TaskSpec, checklist: Checklist, completion_tool: str | None) -> str | None:
+def _system(
+    spec: TaskSpec, checklist: Checklist, completion_tool: str | None, protected: Manifest
+) -> str | None:
     notes = []
     if spec.completion_condition:
         notes.append(f"The task is done when: {spec.completion_condition}")
@@ -321,6 +347,11 @@ def _system(spec: TaskSpec, checklist: Checklist, completion_tool: str | None) -
         )
     if spec.checks:
         notes.append("When you say you are done, the harness runs its own acceptance checks.")
+    if not protected.empty:
+        notes.append(
+            "These files are protected: changing, adding or deleting any of them fails the "
+            f"task: {', '.join([*protected.patterns, *protected.pinned])}"
+        )
     if completion_tool:
         notes.append(f"Call {completion_tool} when the whole task is finished.")
     text = "\n\n".join(notes)
@@ -360,11 +391,17 @@ def _finish(p: _Prepared, result: RunResult) -> TaskResult:
             continuations=gate.continuations,
             model_calls=result.model_calls,
             checklist=p.checklist.as_data(),
+            protected=p.protected,
         )
         path = write_certificate(
             cert, p.out / "certificates", evidence=p.evidence, transcript=result.transcript
         )
-        return TaskResult(status="done", reason="every gate passed", certificate=path, **common)
+        if p.spec.closure == "human":
+            return _awaiting_review(p, result, path, common)
+        reason = "every gate passed"
+        if not cert["closure"]["backed_by_checks"]:
+            reason += " (closure: model; no mechanical check backed it)"
+        return TaskResult(status="done", reason=reason, certificate=path, **common)
     if result.status is Status.GATED:
         report = build_report(
             task_id=p.spec.id,
@@ -386,3 +423,32 @@ def _finish(p: _Prepared, result: RunResult) -> TaskResult:
         return TaskResult(status="escalated", reason=result.reason, escalation=report, **common)
     reason = f"{result.status.value}: {result.reason}"
     return TaskResult(status="failed", reason=reason, **common)
+
+
+def _awaiting_review(
+    p: _Prepared, result: RunResult, certificate: Path, common: dict[str, Any]
+) -> TaskResult:
+    """``closure: human``: the claim passed every gate; a person's approval closes it."""
+    reason = "every gate passed; awaiting a person's review (closure: human)"
+    report = build_report(
+        task_id=p.spec.id,
+        reason=reason,
+        prompt=p.spec.prompt,
+        completion_condition=p.spec.completion_condition,
+        continuations=p.gate.continuations,
+        max_continuations=p.gate.max_continuations,
+        model_calls=result.model_calls,
+        attempted=p.evidence.records,
+        checklist=p.checklist.as_data(),
+        checks=p.gate.last_checks,
+        rounds=[round_data(r) for r in p.gate.rounds],
+        transcript=result.transcript,
+        extra={"last_text": result.text, "workdir": str(p.root)},
+        review={"certificate": str(certificate)},
+    )
+    json_path, md_path = write_report(report, p.out / "reviews")
+    report["files"] = {"json": str(json_path), "markdown": str(md_path)}
+    return TaskResult(
+        status="awaiting_review", reason=reason, certificate=certificate, escalation=report,
+        **common,
+    )  # fmt: skip

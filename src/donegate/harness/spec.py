@@ -12,6 +12,8 @@ In a file, each check is a mapping with exactly one kind key, plus optional ``na
         timeout: 300
       - file_contains: {path: src/app.py, text: "def main"}
       - sql: {url: "sqlite:///app.db", query: "select 1 from users"}
+    protect: [tests/**]        # the agent may not change, add or delete these
+    closure: checks            # the default: at least one check; or human, or model
 """
 
 from __future__ import annotations
@@ -38,6 +40,7 @@ from pydantic import (
 )
 
 from donegate.errors import UserError
+from donegate.harness.protect import check_pattern
 
 __all__ = [
     "BUILTIN_TOOLS",
@@ -368,6 +371,12 @@ class TaskSpec(_Strict):
     """Stated up front and given to the verifier."""
     checks: list[CheckSpec] = Field(default_factory=list)
     """Acceptance checks the harness runs at each text-only end of turn."""
+    protect: list[Annotated[str, AfterValidator(check_pattern)]] = Field(default_factory=list)
+    """Globs (relative to the workdir) of files the agent may not change, add or delete."""
+    closure: Literal["checks", "human", "model"] = "checks"
+    """Who closes the task: ``checks`` (at least one required), ``human`` (a claim that passes
+    ends ``awaiting_review`` until a person approves it), ``model`` (the certificate says no
+    mechanical check backed it)."""
     verifier: ModelName | None = None
     """A separate model (``provider:name`` or ``script:FILE``); no verifier gate when unset."""
     max_continuations: int = Field(default=3, ge=0)
@@ -427,6 +436,15 @@ class TaskSpec(_Strict):
         if self.check_path:
             bound = [_bind(c, tuple(self.check_path)) for c in self.checks]
             object.__setattr__(self, "checks", bound)  # frozen: set once, while being built
+        return self
+
+    @model_validator(mode="after")
+    def _closed_by_something(self) -> TaskSpec:
+        if self.closure == "checks" and not self.checks:
+            raise ValueError(
+                "checks: no acceptance check; add one, or say `closure: human` (a person "
+                "approves) or `closure: model` (no mechanical check backs the result)"
+            )
         return self
 
     @field_validator("tools")

@@ -8,21 +8,17 @@ continuation (its nudge names what is missing), and the run's end is the last st
 
 from __future__ import annotations
 
-import importlib
-import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
-from donegate.harness.certificate import certificate_digest
+from donegate.errors import UserError
+from donegate.harness.certificate import load_certificate, verify_certificate
+from donegate.harness.signing import signature_problem
 from donegate.messages import Message, ToolCall, ToolResult, Turn
 from donegate.store import RunJournal
 
 __all__ = ["CertificateView", "StepView", "certificate_view", "steps_of"]
-
-MAX_CERTIFICATE_BYTES = 16 * 1024 * 1024
-"""A certificate larger than this is not read by a page."""
 
 
 @dataclass(kw_only=True)
@@ -80,7 +76,7 @@ def steps_of(journal: RunJournal, generation_turns: Mapping[int, Turn]) -> list[
 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class CertificateView:
-    """A done task's certificate as read from disk now."""
+    """A task's certificate as read from disk now, and whether it still proves itself."""
 
     path: str
     """Where the worker wrote it."""
@@ -88,63 +84,57 @@ class CertificateView:
     """Its JSON (None when it could not be read)."""
     problem: str | None
     """Why it could not be read."""
-    digest_ok: bool
-    """Its own digest matches its content."""
     signature: str
     """``valid``, ``invalid`` or ``unsigned``."""
     signature_detail: str | None
     """Why a signature is invalid."""
+    proof: list[str]
+    """What `verify_certificate` (signature, digests, evidence, transcript; checks not re-run)
+    found wrong; empty when it holds."""
 
 
 def certificate_view(path: str) -> CertificateView:
-    """Read the certificate at `path` (bounded) and check its digest and signature."""
-    file = Path(path)
+    """Read the certificate at `path` (bounded) and check its signature and digests.
+
+    The checks are not re-run here (``donegate verify`` does that): a page must not run
+    commands.
+    """
     try:
-        if file.stat().st_size > MAX_CERTIFICATE_BYTES:
-            raise ValueError(f"larger than {MAX_CERTIFICATE_BYTES} bytes")
-        body = json.loads(file.read_text(encoding="utf-8"))
-        if not isinstance(body, dict):
-            raise ValueError("not a JSON object")
-    except (OSError, ValueError) as exc:
+        body = load_certificate(path)
+    except UserError as exc:
         return CertificateView(
             path=path,
             body=None,
-            problem=" ".join(str(exc).split())[:300],
-            digest_ok=False,
+            problem=str(exc),
             signature="invalid",
             signature_detail="the certificate could not be read",
+            proof=[str(exc)],
         )
     state, detail = signature_state(body)
+    try:
+        _, proof = verify_certificate(path, rerun=False)
+    except UserError as exc:  # no key to check with: nothing can be proven
+        proof = [str(exc)]
+    if body.get("status") not in (None, "done"):
+        proof = [p for p in proof if not p.startswith("status:")]
     return CertificateView(
-        path=path,
-        body=body,
-        problem=None,
-        digest_ok=body.get("digest") == certificate_digest(body),
-        signature=state,
-        signature_detail=detail,
+        path=path, body=body, problem=None, signature=state, signature_detail=detail, proof=proof
     )
 
 
 def signature_state(body: Mapping[str, Any]) -> tuple[str, str | None]:
     """``("unsigned", None)``, ``("valid", None)`` or ``("invalid", why)``.
 
-    The harness's own check decides (`signature_problem` of ``donegate.harness.signing``, where
-    this harness signs certificates); a signature it cannot check is shown invalid, never valid.
+    The harness's own check decides (`signature_problem`); a signature it cannot check (no
+    key) is shown invalid, never valid.
     """
     if body.get("signature") is None:
         return "unsigned", None
     try:
-        signing = importlib.import_module("donegate.harness.signing")
-    except ImportError:
-        return "invalid", "this harness cannot check signatures"
-    check = getattr(signing, "signature_problem", None)
-    if not callable(check):
-        return "invalid", "this harness cannot check signatures"
-    try:
-        problem = check(body)
-    except Exception as exc:  # no key to check with: nothing can be proven
-        return "invalid", " ".join(str(exc).split())[:300]
-    return ("valid", None) if problem is None else ("invalid", str(problem))
+        problem = signature_problem(body)
+    except UserError as exc:
+        return "invalid", str(exc)
+    return ("valid", None) if problem is None else ("invalid", problem)
 
 
 def tool_output(result: ToolResult) -> str:

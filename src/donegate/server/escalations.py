@@ -112,7 +112,7 @@ def routes(web: Web) -> list[BaseRoute]:
             request,
             "escalation.html",
             entry=entry,
-            kind=getattr(entry, "kind", "escalation"),
+            kind=entry.kind,
             task=task,
             report=report_view(entry.report),
             history=history,

@@ -148,7 +148,6 @@ class BrowseMixin:
     def queue_page(
         self, *, status: str | None = "open", after: int | None = None, limit: int = 50
     ) -> list[QueueRow]:
-        kind = getattr(escalations.c, "kind", None)  # the review kind, where the store has it
         query = (
             sa.select(
                 escalations.c.id,
@@ -156,7 +155,7 @@ class BrowseMixin:
                 escalations.c.status,
                 escalations.c.reason,
                 escalations.c.created_at,
-                (kind if kind is not None else sa.literal("escalation")).label("kind"),
+                escalations.c.kind,
                 tasks.c.type,
                 runs_t.c.continuations,
                 runs_t.c.model_calls,

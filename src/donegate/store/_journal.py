@@ -460,11 +460,12 @@ class JournalMixin:
                 },
             )
             put_checklist(conn, lease.task_id, outcome.checklist, now)
-            if outcome.status == "escalated":
+            if outcome.status in ("escalated", "awaiting_review"):  # the human queue
                 conn.execute(
                     sa.insert(escalations).values(
                         task_id=lease.task_id,
                         run_id=lease.run_id,
+                        kind="review" if outcome.status == "awaiting_review" else "escalation",
                         status="open",
                         reason=outcome.reason or "escalated",
                         report=dumps(outcome.report or {}),

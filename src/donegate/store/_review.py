@@ -1,4 +1,9 @@
-"""The human queue (escalations) and the telemetry reads (stop rows, counts)."""
+"""The human queue (escalations and reviews) and the telemetry reads (stop rows, counts).
+
+An escalation is a stuck task; a review is a ``closure: human`` task whose claim passed every
+gate and waits, ``awaiting_review``, for a person: `approve` makes it ``done``, `resolve`
+without requeue rejects it (``failed``), `resolve --requeue` runs it again with instructions.
+"""
 
 from __future__ import annotations
 
@@ -8,7 +13,7 @@ from typing import Any
 import sqlalchemy as sa
 
 from donegate.errors import UserError
-from donegate.store._codec import loads
+from donegate.store._codec import dumps, loads
 from donegate.store._db import Database
 from donegate.store._schema import escalations, events, tasks
 from donegate.store.base import Escalation, StopRow
@@ -28,6 +33,8 @@ def _escalation(row: Any) -> Escalation:
         resolved_at=row.resolved_at,
         note=row.note,
         instructions=row.instructions,
+        kind=row.kind,
+        resolved_by=row.resolved_by,
     )
 
 
@@ -69,6 +76,17 @@ class ReviewMixin:
                 raise UserError(f"no escalation {escalation_id}")
             if row.status != "open":
                 raise UserError(f"escalation {escalation_id} is already {row.status}")
+            if row.kind == "review" and not requeue:  # a review closed unapproved: rejected
+                conn.execute(
+                    sa.update(tasks)
+                    .where(tasks.c.id == row.task_id, tasks.c.status == "awaiting_review")
+                    .values(
+                        status="failed",
+                        reason=f"rejected in review {escalation_id}"
+                        + (f": {note}" if note else ""),
+                        updated_at=now,
+                    )
+                )
             conn.execute(
                 sa.update(escalations)
                 .where(escalations.c.id == escalation_id)
@@ -81,7 +99,7 @@ class ReviewMixin:
             )
             if requeue:
                 task = conn.execute(sa.select(tasks).where(tasks.c.id == row.task_id)).one()
-                if task.status != "escalated":
+                if task.status not in ("escalated", "awaiting_review"):
                     raise UserError(f"task {row.task_id} is {task.status}, not escalated")
                 extra = "\n\n".join(x for x in (task.instructions, instructions) if x) or None
                 conn.execute(
@@ -98,6 +116,56 @@ class ReviewMixin:
                         updated_at=now,
                     )
                 )
+            updated = conn.execute(
+                sa.select(escalations).where(escalations.c.id == escalation_id)
+            ).one()
+        return _escalation(updated)
+
+    def approve(
+        self,
+        escalation_id: int,
+        *,
+        by: str,
+        note: str | None = None,
+        certificate: str | None = None,
+    ) -> Escalation:
+        now = time.time()
+        with self._db.write() as conn:
+            row = conn.execute(
+                sa.select(escalations).where(escalations.c.id == escalation_id)
+            ).first()
+            if row is None:
+                raise UserError(f"no escalation {escalation_id}")
+            if row.kind != "review":
+                raise UserError(
+                    f"escalation {escalation_id} is not a review: resolve or requeue it instead"
+                )
+            if row.status != "open":
+                raise UserError(f"review {escalation_id} is already {row.status}")
+            task = conn.execute(sa.select(tasks).where(tasks.c.id == row.task_id)).one()
+            if task.status != "awaiting_review":
+                raise UserError(f"task {row.task_id} is {task.status}, not awaiting review")
+            result = loads(task.result) or {}
+            approval = {"by": by, "at": now, "note": note, "review": escalation_id}
+            result = {**result, "status": "done", "approved": approval}
+            if certificate is not None:
+                result["certificate"] = certificate
+            conn.execute(
+                sa.update(escalations)
+                .where(escalations.c.id == escalation_id)
+                .values(status="approved", note=note, resolved_by=by, resolved_at=now)
+            )
+            conn.execute(
+                sa.update(tasks)
+                .where(tasks.c.id == row.task_id)
+                .values(
+                    status="done",
+                    reason=f"approved by {by} in review {escalation_id}",
+                    result=dumps(result),
+                    finished_at=now,
+                    updated_at=now,
+                )
+            )
             updated = conn.execute(
                 sa.select(escalations).where(escalations.c.id == escalation_id)
             ).one()

@@ -147,7 +147,10 @@ escalations = sa.Table(
     sa.Column("resolved_at", sa.Float, nullable=True),
     sa.Column("note", sa.Text, nullable=True),
     sa.Column("instructions", sa.Text, nullable=True),
+    sa.Column("kind", sa.String(16), nullable=False, server_default="escalation"),
+    sa.Column("resolved_by", sa.String(200), nullable=True),
 )
+"""The human queue: escalations, and (``kind = 'review'``) claims awaiting a person's approval."""
 
 events = sa.Table(
     "events",

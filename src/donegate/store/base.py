@@ -35,9 +35,13 @@ __all__ = [
     "TaskStore",
 ]
 
-TaskStatus: TypeAlias = Literal["pending", "running", "done", "escalated", "failed", "cancelled"]
-TERMINAL: frozenset[str] = frozenset({"done", "escalated", "failed", "cancelled"})
-"""Statuses a task leaves only by a person's `retry` or `resolve --requeue`."""
+TaskStatus: TypeAlias = Literal[
+    "pending", "running", "done", "awaiting_review", "escalated", "failed", "cancelled"
+]
+TERMINAL: frozenset[str] = frozenset(
+    {"done", "awaiting_review", "escalated", "failed", "cancelled"}
+)
+"""Statuses a task leaves only by a person's `retry`, `resolve` or `approve`."""
 
 
 class LeaseLost(DonegateError):
@@ -135,8 +139,8 @@ class Evidence:
 class Outcome:
     """What a worker records when a run ends."""
 
-    status: Literal["done", "escalated", "failed"]
-    """The task's terminal status."""
+    status: Literal["done", "awaiting_review", "escalated", "failed"]
+    """The task's terminal status (``awaiting_review`` waits for a person's `approve`)."""
     reason: str = ""
     """Why, for people."""
     ending: str | None = None
@@ -201,8 +205,8 @@ class Escalation:
     """Its id (``donegate escalations show ID``)."""
     task_id: str
     """The task escalated."""
-    status: Literal["open", "resolved", "requeued"]
-    """Open until a person resolves or requeues it."""
+    status: Literal["open", "resolved", "requeued", "approved"]
+    """Open until a person resolves, requeues or (a review) approves it."""
     reason: str
     """Why the task is stuck, one line."""
     report: Mapping[str, Any]
@@ -217,6 +221,10 @@ class Escalation:
     """The resolver's note."""
     instructions: str | None = None
     """Instructions given with a requeue."""
+    kind: Literal["escalation", "review"] = "escalation"
+    """``review``: a ``closure: human`` task whose claim passed every gate, to approve."""
+    resolved_by: str | None = None
+    """Who approved, resolved or requeued it."""
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -402,7 +410,24 @@ class TaskStore(Protocol):
         requeue: bool = False,
         instructions: str | None = None,
     ) -> Escalation:
-        """Close an escalation, or requeue its task with instructions."""
+        """Close an escalation, or requeue its task with instructions.
+
+        A review closed without requeue is a rejection: its task ends ``failed``.
+        """
+        ...
+
+    def approve(
+        self,
+        escalation_id: int,
+        *,
+        by: str,
+        note: str | None = None,
+        certificate: str | None = None,
+    ) -> Escalation:
+        """A person approves a review: its task, ``awaiting_review``, becomes ``done``.
+
+        `certificate` is the approved certificate's path, kept in the task's result.
+        """
         ...
 
     def stop_rows(self, *, since: float) -> list[StopRow]:

@@ -158,7 +158,10 @@ def _script_turn(turn: Turn, ids: Mapping[str, str], tools: set[str]) -> dict[st
     probe = parse_script({"prompt": "p", "tools": stubs, "turns": [out]}).turns[0]
     if probe.ending is not turn.ending:
         out["ending"] = turn.ending.value
-    if turn.ending is Ending.REFUSED and turn.detail and "http_error" not in out:
+    described = turn.ending is Ending.REFUSED or (
+        turn.ending is Ending.MALFORMED_TOOL_CALL and not turn.tool_calls
+    )  # a malformed turn with no call keeps the provider's description (Gemini's finishMessage)
+    if described and turn.detail and "http_error" not in out:
         out["stop_details"] = turn.detail
     return out
 

@@ -1,6 +1,8 @@
 """The emulator's URL map and the replies that need no script: model lists, token counts, errors.
 
-Pure functions of the request, so the routing is tested without a server.
+Pure functions of the request, so the routing is tested without a server. That includes what
+makes a request unanswerable before it reaches a script (`head_problem`, `json_body`): every
+such request still gets an answer, a 400 (413 for a body too large) in the provider's shape.
 """
 
 from __future__ import annotations
@@ -9,7 +11,7 @@ import json
 import math
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 from donegate.messages import Ending, ErrorInfo, Message, Turn
@@ -19,12 +21,18 @@ from donegate.testing.player import is_retryable
 
 __all__ = [
     "HOP_HEADERS",
+    "MAX_DEPTH",
+    "MAX_HEAD",
+    "MAX_HEADERS",
     "PROXY_DROP",
+    "HeadProblem",
     "Incoming",
     "Reply",
     "Route",
     "error_reply",
+    "head_problem",
     "json_body",
+    "malformed_reply",
     "redact_query",
     "route",
     "sse_to_array",
@@ -48,6 +56,16 @@ MODELS = {
 _GEMINI = re.compile(r"^/(?:v1beta|v1|v1alpha)/(?:models|tunedModels)/([^/:]+):(\w+)$")
 _GEMINI_LIST = re.compile(r"^/(?:v1beta|v1|v1alpha)/models/?$")
 _MODEL_INFO = re.compile(r"^/(?:v1|v1beta)/models/([^/:]+)$")
+MAX_DEPTH = 100
+"""JSON nesting a request body may have; real requests (tool schemas included) stay far below."""
+MAX_HEAD = 64 * 1024
+"""Bytes a request line and its headers may take."""
+MAX_HEADERS = 256
+"""Header lines a request may have."""
+_MAX_LINE = 8 * 1024
+_REQUEST_LINE = re.compile(rb"([!#$%&'*+.^_`|~0-9A-Za-z-]+) (\S+) HTTP/(\d+\.\d+)")
+_METHOD_PREFIX = re.compile(rb"[!#$%&'*+.^_`|~0-9A-Za-z-]{0,32}(?: |$)")
+
 _OPENAI = {"/v1/chat/completions": "openai-chat", "/chat/completions": "openai-chat",
            "/v1/responses": "openai-responses", "/responses": "openai-responses"}  # fmt: skip
 
@@ -127,13 +145,117 @@ def route(method: str, path: str, headers: Mapping[str, str], query: str = "") -
 
 
 def json_body(body: bytes) -> tuple[Any, str | None]:
-    """The parsed body, or None and what is wrong with it."""
+    """The parsed body, or None and what is wrong with it (nesting past `MAX_DEPTH` included)."""
     if not body:
         return None, "empty body"
     try:
-        return json.loads(body), None
+        value = json.loads(body)
     except (ValueError, UnicodeDecodeError) as exc:
         return None, f"not JSON: {exc}"
+    except RecursionError:
+        return None, f"JSON nested deeper than {MAX_DEPTH} levels"
+    if _depth_over(value, MAX_DEPTH):
+        return None, f"JSON nested deeper than {MAX_DEPTH} levels"
+    return value, None
+
+
+def _depth_over(value: Any, limit: int) -> bool:
+    """True when `value` nests containers more than `limit` deep (walked without recursion)."""
+    stack: list[tuple[Any, int]] = [(value, 1)]
+    while stack:
+        node, depth = stack.pop()
+        if isinstance(node, dict):
+            children: Any = node.values()
+        elif isinstance(node, list):
+            children = node
+        else:
+            continue
+        if depth > limit:
+            return True
+        stack.extend((child, depth + 1) for child in children if isinstance(child, dict | list))
+    return False
+
+
+@dataclass(frozen=True, slots=True)
+class HeadProblem:
+    """Why the bytes received so far cannot be an HTTP/1.x request head."""
+
+    message: str
+    """What is wrong, for the error body."""
+    method: str = ""
+    """The request line's method, when it was read."""
+    target: str = ""
+    """The request line's target, when it was read (it picks the error's provider shape)."""
+
+
+def head_problem(head: bytes) -> HeadProblem | None:
+    """What makes `head`, the start of a request as received so far, not HTTP/1.x; None if fine.
+
+    Decided as early as the bytes allow, so a client sending something else (random bytes,
+    HTTP/0.9's bare ``GET /path``, HTTP/2's preface, 10,000 headers) is answered at once
+    instead of being left waiting for a head that never completes.
+    """
+    head = head.lstrip(b"\r\n")
+    line, newline, rest = head.partition(b"\n")
+    line = line.removesuffix(b"\r")
+    if not newline:
+        if not _METHOD_PREFIX.match(line):
+            return HeadProblem("not an HTTP request")
+        if len(line) > _MAX_LINE:
+            return HeadProblem(f"request line longer than {_MAX_LINE // 1024} KiB")
+        return None
+    m = _REQUEST_LINE.fullmatch(line)
+    if m is None:
+        parts = line.split(b" ")
+        if len(parts) == 2 and _METHOD_PREFIX.match(parts[0] + b" "):
+            return HeadProblem(
+                "HTTP/0.9 is not supported: send HTTP/1.1", _ascii(parts[0]), _ascii(parts[1])
+            )
+        return HeadProblem("not an HTTP/1.x request line")
+    method, target, version = _ascii(m.group(1)), _ascii(m.group(2)), m.group(3)
+    if not version.startswith(b"1."):
+        return HeadProblem(
+            f"HTTP/{_ascii(version)} is not supported: send HTTP/1.1", method, target
+        )
+    headers, end, _ = rest.partition(b"\r\n\r\n")
+    if not end:
+        headers, end, _ = rest.partition(b"\n\n")
+    if headers.count(b"\n") + (1 if headers else 0) > MAX_HEADERS:
+        return HeadProblem(f"more than {MAX_HEADERS} header lines", method, target)
+    if len(head) > MAX_HEAD and not end:
+        return HeadProblem(f"request head larger than {MAX_HEAD // 1024} KiB", method, target)
+    return None
+
+
+def _ascii(raw: bytes) -> str:
+    return raw.decode("ascii", "replace")
+
+
+UNIVERSAL_TYPE = "invalid_request_error"
+
+
+def malformed_reply(
+    status: int, message: str, method: str = "", target: str = "", *, close: bool = True
+) -> Reply:
+    """The answer to a request that could not be read: its provider's error shape if the path
+    names one, else a body every SDK reads (OpenAI's, Anthropic's and Gemini's fields at once).
+    With `close`, the connection is closed after it."""
+    path = target.partition("?")[0]
+    api = route(method or "POST", path, {}).api if path.startswith("/") else None
+    if api is not None:
+        reply = error_reply(api, status, message)
+    else:
+        body = {
+            "type": "error",
+            "error": {
+                "type": UNIVERSAL_TYPE if status < 500 else "api_error",
+                "code": status,
+                "status": "INVALID_ARGUMENT" if status != 413 else "FAILED_PRECONDITION",
+                "message": message,
+            },
+        }
+        reply = Reply.json(status, body)
+    return replace(reply, headers={**reply.headers, "connection": "close"}) if close else reply
 
 
 def redact_query(query: str) -> str:

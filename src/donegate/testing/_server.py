@@ -7,6 +7,11 @@ Fault turns need two things plain request/response handling does not give: a rep
 connection closed without a response. ASGI has no message for the latter; the outermost layer
 finds the connection's transport behind uvicorn's ``send`` and hands the endpoint a way to
 close it.
+
+Everything sent gets an answer. Bytes that are not an HTTP/1.x request head are refused by the
+connection's protocol (`donegate.testing._protocol`) before h11 sees them. A body longer than
+``max_body`` is a 413 without being read; a client that hangs up is one debug line; anything
+else that fails is a 500 in the provider's shape and one error line, never a traceback.
 """
 
 from __future__ import annotations
@@ -14,6 +19,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import importlib
+import logging
 import signal
 import socket
 import threading
@@ -22,9 +28,14 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from donegate.errors import MissingExtra, UserError
+from donegate.testing import _routes
+from donegate.testing._protocol import protocol_class
+from donegate.testing._routes import Reply
 
 if TYPE_CHECKING:
     from donegate.testing.emulator import Emulator
+
+log = logging.getLogger("donegate.emulator")
 
 __all__ = ["ServerThread", "asgi_app", "serve_forever"]
 
@@ -47,17 +58,42 @@ def asgi_app(emulator: Emulator) -> Any:
     routing = _import("starlette.routing")
     concurrency = _import("starlette.concurrency")
 
+    requests = _import("starlette.requests")
+
+    def send(reply: Reply) -> Any:
+        headers = dict(reply.headers)
+        media_type = headers.pop("content-type", None)
+        return responses.Response(
+            reply.body, status_code=reply.status, headers=headers, media_type=media_type
+        )
+
     async def endpoint(request: Any) -> Any:
-        body = await request.body()
-        args = (request.method, request.url.path)
-        kwargs = {"query": request.url.query, "headers": dict(request.headers), "body": body}
-        if emulator.upstream is not None:  # forwarding blocks: keep the loop free
-            reply = await concurrency.run_in_threadpool(emulator.handle, *args, **kwargs)
-        else:
-            reply = emulator.handle(*args, **kwargs)
+        method, path, query = request.method, request.url.path, request.url.query
+        heads = dict(request.headers)
+        try:
+            body = await _read_body(request, emulator.max_body)
+        except requests.ClientDisconnect:
+            log.debug("%s %s: the client hung up before its request was read", method, path)
+            return responses.Response(b"")  # nobody to answer
+        except _TooLarge as exc:
+            return send(emulator.refuse(method, path, query=query, headers=heads,
+                                        status=413, message=str(exc)))  # fmt: skip
+        args = (method, path)
+        kwargs = {"query": query, "headers": heads, "body": body}
+        try:
+            if emulator.upstream is not None:  # forwarding blocks: keep the loop free
+                reply = await concurrency.run_in_threadpool(emulator.handle, *args, **kwargs)
+            else:
+                reply = emulator.handle(*args, **kwargs)
+        except Exception as exc:  # the last line of defence: an answer, and one line
+            log.error("%s %s failed: %s: %s", method, path, type(exc).__name__, exc,
+                      exc_info=log.isEnabledFor(logging.DEBUG))  # fmt: skip
+            message = f"donegate emulator: {type(exc).__name__}: {exc}"
+            return send(_routes.malformed_reply(500, message, method, path))
         drop = reply.disconnect
         if reply.delay:
             if not await _hold(reply.delay, request.receive, emulator.stopping.is_set):
+                log.debug("%s %s: the client hung up while its answer was held", method, path)
                 return responses.Response(b"")  # the client hung up (timed out): never sent
             drop = drop or emulator.stopping.is_set()  # held past shutdown: never answered
         if drop:
@@ -67,11 +103,7 @@ def asgi_app(emulator: Emulator) -> Any:
             close()
             await _disconnected(request.receive)  # so the server sees it and answers nothing
             return responses.Response(b"")  # the connection is gone: never sent
-        headers = dict(reply.headers)
-        media_type = headers.pop("content-type", None)
-        return responses.Response(
-            reply.body, status_code=reply.status, headers=headers, media_type=media_type
-        )
+        return send(reply)
 
     route = routing.Route("/{path:path}", endpoint, methods=_METHODS)
     inner = applications.Starlette(routes=[route])
@@ -85,6 +117,24 @@ def asgi_app(emulator: Emulator) -> Any:
         await inner(scope, receive, send)
 
     return app
+
+
+class _TooLarge(Exception):
+    """The request body is longer than the emulator accepts."""
+
+
+async def _read_body(request: Any, limit: int) -> bytes:
+    """The body, refused (`_TooLarge`) past `limit` bytes without holding more than that."""
+    declared = request.headers.get("content-length")
+    too_large = f"request body larger than {limit} bytes (--max-body)"
+    if declared is not None and declared.isdigit() and int(declared) > limit:
+        raise _TooLarge(too_large)  # not a byte of it read
+    body = bytearray()
+    async for chunk in request.stream():
+        body += chunk
+        if len(body) > limit:
+            raise _TooLarge(too_large)
+    return bytes(body)
 
 
 async def _hold(delay: float, receive: Any, stopping: Callable[[], bool]) -> bool:
@@ -132,7 +182,14 @@ def _bind(host: str, port: int) -> socket.socket:
 def _config(app: Any, host: str, port: int) -> Any:
     uvicorn = _import("uvicorn")
     return uvicorn.Config(
-        app, host=host, port=port, log_level="warning", access_log=False, lifespan="off"
+        app,
+        host=host,
+        port=port,
+        http=protocol_class(),
+        h11_max_incomplete_event_size=_routes.MAX_HEAD,
+        log_level="warning",
+        access_log=False,
+        lifespan="off",
     )
 
 

@@ -18,11 +18,18 @@ same turn selection and the same wire rendering as the in-process player, so a s
 alike in both. Several scripts are several conversations, chosen by the
 ``x-donegate-conversation`` header (an index or the script file's stem), else in order: the
 first conversation with turns left answers. A call past the last turn is an HTTP 500 in the
-provider's error shape saying "model called N times but script has M turns".
+provider's error shape saying "model called N times but script has M turns". The client runs
+its own tools: a script needs no stubs, and a turn calling a tool the client's request did not
+offer is served as scripted, with a warning (logged on ``donegate.emulator``, kept in the
+request log and in ``/_donegate/status``).
 
 Fault turns are served for real: ``{delay: S}`` holds the answer S seconds (a client whose
 timeout is shorter gives up, and that attempt has used the turn), ``{disconnect: true}`` closes
 the connection without a response. The SDKs retry both, as they retry a 429 or a 5xx.
+
+With ``side_calls`` (``--side-calls``), a request that offers no tools is a side call (Gemini
+CLI's router, a title or summary request) and is answered without a turn: see
+`donegate.testing._side`.
 
 With ``upstream`` the emulator is a recording proxy instead (see `donegate.testing.recorder`).
 The HTTP side (starlette + uvicorn, the ``server`` extra) lives in `donegate.testing._server`.
@@ -31,6 +38,7 @@ The HTTP side (starlette + uvicorn, the ``server`` extra) lives in `donegate.tes
 from __future__ import annotations
 
 import json
+import logging
 import os
 import threading
 from collections.abc import Iterable, Mapping
@@ -39,10 +47,12 @@ from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
-from donegate.errors import DonegateError, UnsupportedTurn, UserError
+from donegate.errors import DonegateError, UnsupportedTurn, UserError, WireFormatError
 from donegate.messages import Turn
+from donegate.models.registry import wire_format
 from donegate.testing import _routes
 from donegate.testing._routes import Incoming, Reply, Route, error_reply
+from donegate.testing._side import side_turn
 from donegate.testing.player import Responder, ScriptedModel
 from donegate.testing.script import Script, describe_turn
 
@@ -52,10 +62,15 @@ if TYPE_CHECKING:
     from donegate.testing._server import ServerThread
     from donegate.testing.recorder import Recorder
 
-__all__ = ["CONVERSATION_HEADER", "Conversation", "Emulator", "Reply"]
+__all__ = ["CONVERSATION_HEADER", "MAX_BODY", "Conversation", "Emulator", "Reply"]
+
+MAX_BODY = 32 * 1024 * 1024
+"""The default cap on a request body (``--max-body``): 32 MiB."""
 
 CONVERSATION_HEADER = "x-donegate-conversation"
 """Request header naming the conversation (an index or a script file's stem) to answer from."""
+
+log = logging.getLogger("donegate.emulator")
 
 _SECRET_HEADERS = frozenset(
     ("authorization", "proxy-authorization", "x-api-key", "x-goog-api-key", "api-key", "cookie")
@@ -92,6 +107,7 @@ class Conversation:
                 for i, t in enumerate(unused)
             ],
             "errors": [str(e) for e in self.model.errors],
+            "warnings": list(self.model.warnings),
         }
 
 
@@ -112,7 +128,16 @@ class Emulator:
         upstream: str | None = None,
         recorder: Recorder | None = None,
         base_dir: str | os.PathLike[str] | None = None,
+        max_body: int = MAX_BODY,
+        side_calls: bool = False,
     ) -> None:
+        if max_body < 1:
+            raise UserError(f"max_body must be a positive number of bytes, got {max_body}")
+        self.max_body = max_body
+        """Bytes a request body may have; a longer one is a 413, refused before it is read."""
+        self.side_calls = side_calls
+        """Answer requests that offer no tools without a turn (`donegate.testing._side`)."""
+        self._side_served = 0
         self.base_dir = Path(base_dir) if base_dir is not None else None
         """Relative script paths given to `load` resolve here (default: the working directory)."""
         self.strict = False
@@ -176,6 +201,8 @@ class Emulator:
                 "conversations": convs,
                 "unused_turns": sum(len(c["unused"]) for c in convs),
                 "errors": sum(len(c["errors"]) for c in convs),
+                "warnings": sum(len(c["warnings"]) for c in convs),
+                "side_calls": self._side_served,
             }
 
     def assert_exhausted(self) -> None:
@@ -201,19 +228,16 @@ class Emulator:
         body: bytes = b"",
     ) -> Reply:
         """The reply to one request (headers with lower-case names)."""
+        if len(body) > self.max_body:
+            message = f"request body larger than {self.max_body} bytes (--max-body)"
+            return self.refuse(
+                method, path, query=query, headers=headers, status=413, message=message
+            )
         heads = {k.lower(): v for k, v in (headers or {}).items()}
         route = _routes.route(method, path, heads, query)
         if route.kind == "admin":
             return self._admin(route)
-        entry: dict[str, Any] = {
-            "seq": 0,
-            "method": method,
-            "path": path,
-            "query": _routes.redact_query(query),
-            "headers": {k: v for k, v in heads.items() if k not in _SECRET_HEADERS},
-            "api": route.api,
-            "kind": route.kind,
-        }
+        entry = self._entry(method, path, query, heads, route)
         parsed, problem = _routes.json_body(body)
         if body:
             entry["body"] = parsed if problem is None else body.decode("utf-8", "replace")
@@ -228,6 +252,41 @@ class Emulator:
         self._record(entry)
         return reply
 
+    def refuse(
+        self,
+        method: str,
+        path: str,
+        *,
+        query: str = "",
+        headers: Mapping[str, str] | None = None,
+        status: int,
+        message: str,
+    ) -> Reply:
+        """Answer a request that is not read (a body past `max_body`), and log it.
+
+        The connection stays open: the server drops the rest of the body as it arrives, so the
+        client, still sending, reads this answer instead of a connection reset.
+        """
+        heads = {k.lower(): v for k, v in (headers or {}).items()}
+        entry = self._entry(method, path, query, heads, _routes.route(method, path, heads, query))
+        entry["status"], entry["error"] = status, message
+        self._record(entry)
+        log.warning("%s %s: %s; answered %d", method, path, message, status)
+        return _routes.malformed_reply(status, message, method, path, close=False)
+
+    def _entry(
+        self, method: str, path: str, query: str, heads: Mapping[str, str], route: Route
+    ) -> dict[str, Any]:
+        return {
+            "seq": 0,
+            "method": method,
+            "path": path,
+            "query": _routes.redact_query(query),
+            "headers": {k: v for k, v in heads.items() if k not in _SECRET_HEADERS},
+            "api": route.api,
+            "kind": route.kind,
+        }
+
     def _answer(self, route: Route, incoming: Incoming, entry: dict[str, Any]) -> Reply:
         api = route.api
         assert api is not None
@@ -236,6 +295,8 @@ class Emulator:
         if problem is not None or not isinstance(parsed, dict):
             problem = problem or "not an object"
             return error_reply(api, 400, f"{api}: unreadable request body: {problem}")
+        if self.side_calls and not _offers_tools(api, parsed):
+            return self._side(route, parsed, entry)
         import httpx2
 
         with self._lock:
@@ -251,13 +312,18 @@ class Emulator:
             except UnsupportedTurn as exc:
                 return error_reply(api, 400, str(exc))
             conv.handlers[api] = handler
-            errors = len(conv.model.errors)
+            errors, warned = len(conv.model.errors), len(conv.model.warnings)
             url = f"http://emulator{path}" + (f"?{query}" if query else "")
             response, fault = handler(httpx2.Request("POST", url, headers=heads, content=body))
             failed: DonegateError | None = None
             if len(conv.model.errors) > errors:
                 failed = conv.model.errors[-1]
                 entry["error"] = str(failed)
+            warnings = conv.model.warnings[warned:]
+        if warnings:
+            entry["warnings"] = warnings
+            for line in warnings:
+                log.warning("conversation %r: %s", conv.name, line)
         if fault is not None:
             entry["fault"] = {"delay": fault.delay, "disconnect": fault.disconnect}
         if response is None:
@@ -275,6 +341,18 @@ class Emulator:
         if fault is not None:
             reply = replace(reply, delay=fault.delay)
         return reply
+
+    def _side(self, route: Route, body: dict[str, Any], entry: dict[str, Any]) -> Reply:
+        """A side call (no tools offered): answered here, no conversation's turn used."""
+        assert route.api is not None
+        stream = route.stream or body.get("stream") is True
+        rendered = wire_format(route.api).render_response(side_turn(route.api, body), stream=stream)
+        with self._lock:
+            self._side_served += 1
+        entry["side_call"] = True
+        headers = {"content-type": rendered.content_type, **rendered.headers}
+        reply = Reply(status=rendered.status, body=rendered.body.encode("utf-8"), headers=headers)
+        return _routes.sse_to_array(reply) if route.stream_array else reply
 
     def _select(self, wanted: str | None) -> tuple[int, Conversation]:
         convs = self.conversations
@@ -306,8 +384,12 @@ class Emulator:
             if self._log_path is not None:
                 if self._log_file is None:
                     self._log_file = open(self._log_path, "w", encoding="utf-8")  # noqa: SIM115
-                self._log_file.write(json.dumps(entry, ensure_ascii=False) + "\n")
+                self._log_file.write(self._log_line(entry))
                 self._log_file.flush()
+
+    def _log_line(self, entry: dict[str, Any]) -> str:
+        """The line ``--log`` writes for `entry`: the one place request bodies reach a file."""
+        return json.dumps(entry, ensure_ascii=False) + "\n"
 
     # -- proxy mode --------------------------------------------------------------------------
 
@@ -403,3 +485,11 @@ class Emulator:
         tb: TracebackType | None,
     ) -> None:
         self.stop()
+
+
+def _offers_tools(api: str, body: dict[str, Any]) -> bool:
+    """True when the request offers function tools (an unreadable one is left to the script)."""
+    try:
+        return bool(wire_format(api).parse_request(body).tools)
+    except (WireFormatError, ValueError, TypeError, KeyError):
+        return True

@@ -9,6 +9,8 @@ Two ways to use one player:
 
 Either way it records every request, raises `ScriptExhausted` ("model called N times but script
 has M turns") on a call past the end, and `assert_exhausted` fails when turns were left unplayed.
+A turn that calls a tool the request did not offer is served all the same (models do that) and
+noted in `warnings`.
 Retryable HTTP errors (408, 409, 429, 5xx) and transport faults (a ``delay`` turn, a
 ``disconnect`` turn) are retried by the player itself in direct mode, as often as the SDKs retry
 over HTTP, so both paths count the same model calls. Over ``httpx2.MockTransport`` a fault
@@ -91,6 +93,8 @@ class ScriptedModel:
         """Every raw JSON request body received over HTTP, in order."""
         self.errors: list[DonegateError] = []
         """Problems met while answering (extra calls, turns a wire format cannot express)."""
+        self.warnings: list[str] = []
+        """Turns served that called a tool the request did not offer, one line each."""
         self._name = name
         self._lock = threading.Lock()
 
@@ -116,21 +120,26 @@ class ScriptedModel:
 
     def assert_exhausted(self) -> None:
         """Fail unless every turn was played and nothing went wrong while answering."""
+        problems = self.problems()
+        if problems:
+            raise AssertionError("\n".join(problems))
+
+    def problems(self, *, unused: bool = True) -> list[str]:
+        """What `assert_exhausted` fails on: errors met, then (if `unused`) turns left unplayed."""
         problems = [self._where(None) + str(e) for e in self.errors]
-        unused = self.unused_turns
-        if unused:
-            first = len(self.turns) - len(unused)
+        left = self.unused_turns
+        if unused and left:
+            first = len(self.turns) - len(left)
             lines = [
                 f"  turns[{first + i}]: {describe_turn(turn, self.faults.get(first + i))}"
-                for i, turn in enumerate(unused)
+                for i, turn in enumerate(left)
             ]
             problems.insert(
                 0,
-                f"{self._where(None)}{len(unused)} unused turn(s): model called {self.calls} "
+                f"{self._where(None)}{len(left)} unused turn(s): model called {self.calls} "
                 f"times but script has {len(self.turns)} turns\n" + "\n".join(lines),
             )
-        if problems:
-            raise AssertionError("\n".join(problems))
+        return problems
 
     # -- direct mode -----------------------------------------------------------------------
 
@@ -299,11 +308,26 @@ class ScriptedModel:
                 self.bodies.append(body)
             index = len(self.requests) - 1
             if index < len(self.turns):
+                self._check_offered(index, request)
                 return index, self.turns[index]
             exc = ScriptExhausted(len(self.requests), len(self.turns))
             if body is None:
                 self.errors.append(exc)
             raise exc
+
+    def _check_offered(self, index: int, request: ModelRequest) -> None:
+        """Note each call of turn `index` to a tool `request` did not offer (once per turn)."""
+        offered = {t.name for t in request.tools}
+        for call in self.turns[index].tool_calls:
+            if call.name in offered:
+                continue
+            shown = ", ".join(sorted(offered)) or "no tools"
+            line = (
+                f"{self._where(index)}calls {call.name!r}, a tool the request did not offer "
+                f"(offered: {shown}); served as scripted"
+            )
+            if line not in self.warnings:
+                self.warnings.append(line)
 
     def _where(self, index: int | None) -> str:
         prefix = f"{self.source}: " if self.source else ""

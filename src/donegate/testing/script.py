@@ -1,6 +1,7 @@
 """Script files: what a model returns, turn by turn, plus stubs for the tools it calls.
 
-A script is data (YAML or JSON) a person can read without the loop in mind::
+A script is data about the model, not about tools (YAML or JSON, readable without the loop in
+mind)::
 
     prompt: order 55219 arrived smashed
     tools:
@@ -15,6 +16,13 @@ without an answer) or ``{delay: SECONDS}`` (the answer comes that late, so a cli
 timeout is shorter gives up; with no answer given, the connection is dropped after the wait).
 Each attempt a fault makes consumes its turn, as an HTTP error turn does.
 
+A turn may call any tool name. The ``tools:`` stubs answer calls only where nothing else runs
+tools (``donegate replay``, `ScriptedModel` with ``script.tools()``); under ``donegate run`` the
+task's real tools run, and under ``donegate emulate`` the client runs its own. A call to a tool
+that was not offered is still served as scripted (models do call tools they were not given):
+the player reports it as a warning, never a refusal. ``prompt`` may be left out of a script
+for ``donegate run`` (the task's prompt is used; `check_for_task`).
+
 Each turn is parsed into a canonical `Turn` once, here, so the direct player and every wire
 format replay exactly the same value. Tool results are not in the turns: they come from the
 stubs, so either side can vary alone. Every problem is a `ScriptError` naming the file and the
@@ -25,7 +33,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, NoReturn
@@ -58,6 +66,7 @@ __all__ = [
     "StubSpec",
     "StubTool",
     "ToolStubError",
+    "check_for_task",
     "describe_turn",
     "load_script",
     "parse_script",
@@ -164,8 +173,8 @@ class Expect:
 class Script:
     """A parsed script: the run's inputs, the model's turns, the tool stubs, the expectations."""
 
-    prompt: str
-    """The user message."""
+    prompt: str | None = None
+    """The user message; None when the script leaves it to the task (``donegate run``)."""
     system: str | None = None
     """The system message."""
     max_steps: int = 8
@@ -186,6 +195,43 @@ class Script:
     def tools(self) -> list[StubTool]:
         """Fresh stub tools (no calls recorded), one per stub, in file order."""
         return [StubTool.build(name, spec) for name, spec in self.stubs.items()]
+
+    @property
+    def called(self) -> tuple[str, ...]:
+        """Every tool name a turn calls, in order of first call."""
+        names = (c.name for t in self.turns for c in t.tool_calls)
+        return tuple(dict.fromkeys(names))
+
+    def require_prompt(self, what: str) -> str:
+        """The prompt, or a `ScriptError` saying `what` needs one (a run uses the task's)."""
+        if self.prompt is None:
+            raise ScriptError(
+                f"missing; {what} needs the user's prompt (only `donegate run` takes the task's)",
+                source=self.source,
+                field="prompt",
+            )
+        return self.prompt
+
+
+def check_for_task(script: Script, *, prompt: str, tools: Iterable[str]) -> list[str]:
+    """Warnings about playing `script` as the model of a task with `prompt` and `tools`.
+
+    The task's prompt is the one sent, so a script that gives its own must give the same one
+    (else `ScriptError`); a stub named like a task tool is ignored, since the real tool runs.
+    """
+    if script.prompt is not None and script.prompt.strip() != prompt.strip():
+        raise ScriptError(
+            f"{_short(script.prompt)} differs from the task's prompt {_short(prompt)}; "
+            "leave it out (the task's is used) or make them match",
+            source=script.source,
+            field="prompt",
+        )
+    where = f"{script.source}: " if script.source else ""
+    return [
+        f"{where}tools.{name}: stub ignored: the task's own {name!r} tool runs"
+        for name in script.stubs
+        if name in set(tools)
+    ]
 
 
 def describe_turn(turn: Turn, fault: Fault | None = None) -> str:
@@ -342,10 +388,8 @@ class _Parser:
 
     def script(self, data: Any) -> Script:
         top = self.mapping(data, "", _TOP)
-        if "prompt" not in top:
-            self.fail("prompt", "missing; a script needs the user's prompt")
-        prompt = self.string(top["prompt"], "prompt")
-        if not prompt.strip():
+        prompt = self.string(top["prompt"], "prompt") if "prompt" in top else None
+        if prompt is not None and not prompt.strip():
             self.fail("prompt", "is empty")
         system = self.string(top["system"], "system") if "system" in top else None
         max_steps = self.integer(top.get("max_steps", 8), "max_steps", minimum=1)
@@ -355,9 +399,9 @@ class _Parser:
             self.fail("finish_tool.name", f"{finish.name!r} is also a stubbed tool")
         if "turns" not in top:
             self.fail("turns", "missing; a script needs at least one model turn")
-        known = set(stubs) | ({finish.name} if finish else set())
-        turns, faults = self.turns(top["turns"], known)
-        expect = self.expect(top["expect"], set(stubs)) if "expect" in top else Expect()
+        turns, faults = self.turns(top["turns"])
+        known = set(stubs) | {c.name for t in turns for c in t.tool_calls}
+        expect = self.expect(top["expect"], known) if "expect" in top else Expect()
         return Script(
             prompt=prompt,
             system=system,
@@ -431,7 +475,7 @@ class _Parser:
             return StubResult(raises=self.string(raw["raises"], f"{path}.raises"))
         return StubResult(returns=raw["returns"])
 
-    def expect(self, value: Any, stubs: set[str]) -> Expect:
+    def expect(self, value: Any, known: set[str]) -> Expect:
         raw = self.mapping(value, "expect", _EXPECT)
         counts: dict[str, int] = {}
         if "tool_calls" in raw:
@@ -440,9 +484,13 @@ class _Parser:
                 self.fail("expect.tool_calls", f"expected a mapping, got {_kind(calls)}")
             for name, count in calls.items():
                 path = f"expect.tool_calls.{name}"
-                if name not in stubs:
-                    self.fail(path, f"unknown tool {name!r}; stubbed tools: {_names(stubs)}")
                 counts[name] = self.integer(count, path)
+                if name not in known and counts[name] > 0:
+                    self.fail(
+                        path,
+                        f"unknown tool {name!r}: no turn calls it and no stub defines it; "
+                        f"known tools: {_names(known)}",
+                    )
         output = raw.get("output")
         if output is not None and not isinstance(output, Mapping):
             self.fail("expect.output", f"expected a mapping, got {_kind(output)}")
@@ -466,10 +514,10 @@ class _Parser:
 
     # -- turns -------------------------------------------------------------------------------
 
-    def turns(self, value: Any, known: set[str]) -> tuple[tuple[Turn, ...], dict[int, Fault]]:
+    def turns(self, value: Any) -> tuple[tuple[Turn, ...], dict[int, Fault]]:
         if not isinstance(value, list) or not value:
             self.fail("turns", f"expected a non-empty list of turns, got {_kind(value)}")
-        drafts = [self.turn(raw, f"turns[{i}]", known) for i, raw in enumerate(value)]
+        drafts = [self.turn(raw, f"turns[{i}]") for i, raw in enumerate(value)]
         explicit: dict[str, str] = {}
         for draft in drafts:
             for call in draft.calls:
@@ -504,7 +552,7 @@ class _Parser:
             )
         return Fault(delay=delay, disconnect=not answers)
 
-    def turn(self, value: Any, path: str, known: set[str]) -> _TurnDraft:
+    def turn(self, value: Any, path: str) -> _TurnDraft:
         raw = self.mapping(value, path, _TURN)
         fault = self.fault(raw, path)
         raw = {k: v for k, v in raw.items() if k not in _FAULT}
@@ -516,11 +564,11 @@ class _Parser:
                 "an empty turn; give text, thinking, a tool call, an http_error, a delay or "
                 "a disconnect",
             )
-        draft = self.answer(raw, path, known)
+        draft = self.answer(raw, path)
         draft.fault = fault
         return draft
 
-    def answer(self, raw: Mapping[str, Any], path: str, known: set[str]) -> _TurnDraft:
+    def answer(self, raw: Mapping[str, Any], path: str) -> _TurnDraft:
         ending = (
             Ending(self.choice(raw["ending"], f"{path}.ending", "ending", _ENDINGS))
             if "ending" in raw
@@ -544,15 +592,18 @@ class _Parser:
             parts.append(RefusalPart(text=self.string(raw["refusal"], f"{path}.refusal")))
             if ending is None:
                 ending = Ending.REFUSED
-        calls = self.calls(raw, path, known)
+        calls = self.calls(raw, path)
         detail = None
         if "stop_details" in raw:
             detail = self.string(raw["stop_details"], f"{path}.stop_details")
-            if ending is not Ending.REFUSED:
-                self.fail(f"{path}.stop_details", "only applies to a refused turn")
+            if ending not in (Ending.REFUSED, Ending.MALFORMED_TOOL_CALL):
+                self.fail(
+                    f"{path}.stop_details",
+                    "only applies to a refused or a malformed_tool_call turn",
+                )
         return _TurnDraft(parts, calls, ending, detail, usage, None, path)
 
-    def calls(self, raw: Mapping[str, Any], path: str, known: set[str]) -> list[_CallDraft]:
+    def calls(self, raw: Mapping[str, Any], path: str) -> list[_CallDraft]:
         if "tool_call" in raw and "tool_calls" in raw:
             self.fail(path, "give tool_call or tool_calls, not both")
         if "tool_calls" in raw:
@@ -567,25 +618,22 @@ class _Parser:
                     self.mapping(c, f"{path}.tool_calls[{i}]", _CALL),
                     "tool",
                     f"{path}.tool_calls[{i}]",
-                    known,
                 )
                 for i, c in enumerate(items)
             ]
         if "tool_call" in raw:
-            return [self.call(raw, "tool_call", path, known)]
+            return [self.call(raw, "tool_call", path)]
         for key in ("args", "args_raw", "id"):
             if key in raw:
                 self.fail(_join(path, key), "needs a tool_call")
         return []
 
-    def call(self, raw: Mapping[str, Any], name_key: str, path: str, known: set[str]) -> _CallDraft:
+    def call(self, raw: Mapping[str, Any], name_key: str, path: str) -> _CallDraft:
         if name_key not in raw:
             self.fail(_join(path, name_key), "missing; name the tool called")
         name = self.string(raw[name_key], _join(path, name_key))
-        if name not in known:
-            self.fail(
-                _join(path, name_key), f"unknown tool {name!r}; stubbed tools: {_names(known)}"
-            )
+        if not name:
+            self.fail(_join(path, name_key), "is empty; name the tool called")
         if "args" in raw and "args_raw" in raw:
             self.fail(path, "give args or args_raw, not both")
         args: Mapping[str, Any] | None = None
@@ -669,6 +717,10 @@ def _fresh_ids(taken: set[str]) -> Iterator[str]:
 
 def _join(path: str, key: str) -> str:
     return f"{path}.{key}" if path else key
+
+
+def _short(text: str) -> str:
+    return repr(text if len(text) <= 60 else text[:57] + "...")
 
 
 def _names(names: set[str]) -> str:

@@ -12,7 +12,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision = "0005_actions"
-down_revision = "0002_turns"
+down_revision = "0003_review"
 branch_labels = None
 depends_on = None
 
