@@ -139,12 +139,15 @@ def fill(store: SqlStore, root: Path) -> dict[str, str]:
         "xss": "inject-xss",
         "token": "report-token",
         "done": "report-done",
+        "review": "report-review",
     }
     for role in ("requeue", "resolve"):
         submit(report_task(ids[role], root / f"w-{role}"), store)
     submit(xss_task(ids["xss"], root / "w-xss"), store)
     submit(report_task(ids["token"], root / "w-token"), store)
     submit(report_task(ids["done"], root / "w-done", "function:ready"), store)
+    review = report_task(ids["review"], root / "w-review", "function:ready")
+    submit({**review, "closure": "human"}, store)  # passes every gate, then waits for a person
     for n in range(3):
         submit(report_task(f"report-cut-{n}", root / f"w-cut-{n}", "function:truncated"), store)
     work(store, root / "home")

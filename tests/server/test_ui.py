@@ -124,6 +124,33 @@ def test_resolve_closes_an_escalation_with_a_note(page: Page, filled: Filled) ->
     assert (action.actor, action.action, action.escalation_id) == ("local", "resolve", entry)
 
 
+def test_approve_closes_a_review_as_done_with_a_signed_certificate(
+    page: Page, filled: Filled
+) -> None:
+    task_id = filled.ids["review"]
+    record = filled.store.get(task_id)
+    assert record is not None and record.status == "awaiting_review"
+    page.goto(f"/escalations/{escalation_of(filled, 'review')}")
+    expect(page.get_by_text("Resolving it rejects the claim")).to_be_visible()
+    csrf = page.locator("input[name=csrf]").first.get_attribute("value") or ""
+    page.get_by_label("Approval note").fill("read the report; it is right")
+    page.get_by_role("button", name="Approve").click()
+    expect(page).to_have_url(re.compile(f"/tasks/{task_id}$"))
+    expect(page.locator("dl.meta .status").first).to_have_text("done")
+    expect(page.locator("dd.sig")).to_have_text("signature: valid")
+    expect(page.get_by_text("approved by local at")).to_be_visible()  # the certificate says who
+    record = filled.store.get(task_id)
+    assert record is not None and record.status == "done"
+    (action,) = filled.store.actions(task_id=task_id)
+    assert (action.actor, action.action) == ("local", "approve")
+    again = page.request.post(
+        f"/escalations/{escalation_of(filled, 'review')}/approve",
+        form={"csrf": csrf},
+        max_redirects=0,
+    )
+    assert again.status == 409 and "already approved" in again.text()
+
+
 def test_a_script_in_a_claim_renders_as_text(page: Page, filled: Filled) -> None:
     page.goto(f"/escalations/{escalation_of(filled, 'xss')}")
     claims = page.locator("section", has=page.get_by_role("heading", name="Claims made"))
@@ -157,7 +184,10 @@ def test_a_post_without_the_csrf_token_is_refused(page: Page, filled: Filled) ->
         f"/escalations/{entry}/requeue", form={"instructions": "x"}, max_redirects=0
     )
     retry = page.request.post(f"/tasks/{filled.ids['token']}/requeue", form={}, max_redirects=0)
-    assert [r.status for r in (missing, wrong, elsewhere, requeue, retry)] == [403] * 5
+    approve = page.request.post(f"/escalations/{entry}/approve", form={}, max_redirects=0)
+    login = page.request.post("/login", form={"token": "x" * 20}, max_redirects=0)
+    refused = [r.status for r in (missing, wrong, elsewhere, requeue, retry, approve, login)]
+    assert refused == [403] * 7
     assert "CSRF" in missing.text()
     stored = filled.store.escalation(entry)
     assert stored is not None and stored.status == "open"

@@ -76,7 +76,7 @@ def templates() -> Jinja2Templates:
     env = jinja2.Environment(
         loader=jinja2.FileSystemLoader(HERE / "templates"),
         autoescape=True,
-        undefined=jinja2.StrictUndefined,
+        undefined=jinja2.ChainableUndefined,  # a report missing a part shows it empty, not a 500
         trim_blocks=True,
         lstrip_blocks=True,
     )

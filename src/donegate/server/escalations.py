@@ -1,12 +1,15 @@
 """The human queue: the list (oldest first), one entry's report, and Resolve / Requeue.
 
 The actions are the store's own `resolve` (what ``donegate escalations resolve [--requeue
---instructions]`` calls), followed by `record_action` with who and when.
+--instructions]`` calls), followed by `record_action` with who and when. A review (a
+``closure: human`` task whose claim passed every gate) can also be approved, as ``donegate
+escalations approve`` does; resolving a review rejects it.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
 from starlette.concurrency import run_in_threadpool
@@ -17,6 +20,7 @@ from starlette.responses import RedirectResponse, Response
 from starlette.routing import BaseRoute, Route
 
 from donegate.errors import UserError
+from donegate.harness.certificate import approve_certificate
 from donegate.server._web import Web
 
 __all__ = ["MAX_TEXT", "form_text", "report_view", "routes"]
@@ -139,11 +143,21 @@ def routes(web: Web) -> list[BaseRoute]:
         )  # fmt: skip
         return RedirectResponse(f"/tasks/{_quoted(task_id)}", status_code=303)
 
+    async def approve(request: Request) -> Response:
+        form = await web.auth.form(request)
+        escalation_id = int(request.path_params["escalation_id"])
+        note = form_text(form, "note", "Approval note")
+        task_id = await run_in_threadpool(
+            _approve, web, request, escalation_id=escalation_id, note=note
+        )
+        return RedirectResponse(f"/tasks/{_quoted(task_id)}", status_code=303)
+
     return [
         Route("/escalations", queue),
         Route("/escalations/{escalation_id:int}", detail),
         Route("/escalations/{escalation_id:int}/resolve", resolve, methods=["POST"]),
         Route("/escalations/{escalation_id:int}/requeue", requeue, methods=["POST"]),
+        Route("/escalations/{escalation_id:int}/approve", approve, methods=["POST"]),
     ]
 
 
@@ -178,3 +192,32 @@ def _act(
         detail=instructions if requeue else note,
     )
     return entry.task_id if requeue else str(entry.id)
+
+
+def _approve(web: Web, request: Request, *, escalation_id: int, note: str | None) -> str:
+    """Approve a review as ``donegate escalations approve ID`` does: a new signed certificate,
+    ``done``, with who and when; the queue entry closed. The task id."""
+    who = web.who(request)
+    entry = web.store.escalation(escalation_id)
+    if entry is None:
+        raise HTTPException(404, f"no escalation {escalation_id}")
+    try:
+        if entry.kind != "review":
+            raise UserError(f"escalation {entry.id} is not a review: resolve or requeue it")
+        if entry.status != "open":
+            raise UserError(f"review {entry.id} is already {entry.status}")
+        pending = _map(entry.report.get("review")).get("certificate")
+        if not isinstance(pending, str):
+            raise UserError(f"review {entry.id}: its report names no certificate to approve")
+        path = approve_certificate(pending, by=who, note=note)
+        try:
+            web.store.approve(entry.id, by=who, note=note, certificate=str(path))
+        except BaseException:
+            Path(path).unlink(missing_ok=True)  # the queue did not take it: no stray "done"
+            raise
+    except UserError as exc:
+        raise HTTPException(409, str(exc)) from None
+    web.store.record_action(
+        actor=who, action="approve", task_id=entry.task_id, escalation_id=entry.id, detail=note
+    )
+    return entry.task_id
