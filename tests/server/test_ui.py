@@ -47,6 +47,7 @@ def test_the_queue_is_the_landing_page_and_lists_escalations_oldest_first(
     page.goto("/")
     expect(page).to_have_url(re.compile(r"/escalations$"))
     expect(page.locator("#queue tbody tr").first).to_be_visible()
+    shot(page, shots, "escalations")
     page.goto("/escalations?status=all")
     rows = page.locator("#queue tbody tr")
     tasks = [rows.nth(i).locator("td").nth(1).inner_text() for i in range(rows.count())]
@@ -57,7 +58,6 @@ def test_the_queue_is_the_landing_page_and_lists_escalations_oldest_first(
     expect(first.locator("td").nth(4)).to_have_text("1")  # continuations spent
     expect(first.locator("td").nth(5)).to_have_text(re.compile(r"^\d+(s|m)"))  # time waiting
     expect(page.get_by_role("columnheader", name="Why it is stuck")).to_be_visible()
-    shot(page, shots, "escalations")
 
 
 def test_an_escalation_shows_the_failing_checks_output(
