@@ -18,6 +18,8 @@ Control flow is never signalled by exceptions: the loop returns tagged steps.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 __all__ = [
     "DonegateError",
     "EffectDivergence",
@@ -58,12 +60,19 @@ class UnsupportedTurn(UserError):
 
 
 class MissingExtra(UserError, ImportError):
-    """An optional dependency is missing; the message names the extra to install."""
+    """Optional dependencies are missing; one line names every package and every extra at once.
 
-    def __init__(self, package: str, extra: str):
-        super().__init__(f'{package} is not installed: pip install "donegate[{extra}]"')
-        self.package = package
-        self.extra = extra
+    For example ``anthropic, httpx2 are not installed: pip install "donegate[anthropic]"``.
+    """
+
+    def __init__(self, package: str | Sequence[str], extra: str | Sequence[str]):
+        packages = [package] if isinstance(package, str) else list(package)
+        extras = [extra] if isinstance(extra, str) else list(dict.fromkeys(extra))
+        verb = "is" if len(packages) == 1 else "are"
+        hint = f'pip install "donegate[{",".join(extras)}]"'
+        super().__init__(f"{', '.join(packages)} {verb} not installed: {hint}")
+        self.package = ", ".join(packages)
+        self.extra = ",".join(extras)
 
 
 class WireFormatError(DonegateError):

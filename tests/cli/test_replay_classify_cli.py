@@ -31,7 +31,9 @@ def test_classify_prints_one_json_object() -> None:
         "tool_calls": 0,
         "text_nonempty": True,
         "raw_reason": "length",
+        "detail": None,
     }
+    assert out.stderr == ""  # the body looks like the --api given: no hint
 
 
 def test_classify_reads_a_stream_and_an_error_status(tmp_path: Path) -> None:
@@ -45,11 +47,82 @@ def test_classify_reads_a_stream_and_an_error_status(tmp_path: Path) -> None:
         '"delta":{"type":"text_delta","text":"Half"}}\n\n'
     )
     out = donegate("classify", "--api", "anthropic-messages", "--stream", str(sse))
-    assert json.loads(out.stdout)["ending"] == "truncated"  # stopped before its final event
+    got = json.loads(out.stdout)
+    assert (got["ending"], got["detail"]) == ("truncated", "stream ended before its final event")
     err = tmp_path / "e.json"
     err.write_text('{"error": {"code": "context_length_exceeded", "message": "too long"}}')
     out = donegate("classify", "--api", "openai-chat", "--status", "400", str(err))
     assert json.loads(out.stdout)["ending"] == "context_exceeded"
+
+
+OPENAI_BODY = {
+    "id": "chatcmpl-B9MHDbslfkBeAs8l4bebGdFOJ6PeG",
+    "object": "chat.completion",
+    "created": 1741570283,
+    "model": "gpt-4o-2024-08-06",
+    "choices": [
+        {
+            "index": 0,
+            "message": {"role": "assistant", "content": "Hello.", "refusal": None},
+            "finish_reason": "stop",
+        }
+    ],
+}
+
+
+def test_classify_prints_the_detail_of_a_missing_finish_reason() -> None:
+    body = {"object": "chat.completion", "choices": [{"message": {"content": "4"}}]}
+    out = donegate("classify", "--api", "openai-chat", "-", stdin=json.dumps(body))
+    got = json.loads(out.stdout)
+    assert (got["ending"], got["detail"], got["raw_reason"]) == ("error", "no finish reason", None)
+
+
+@pytest.mark.parametrize(
+    ("api", "code"),
+    [("gemini", 0), ("anthropic-messages", 0), ("bedrock-converse", 2), ("cohere", 2)],
+)
+def test_a_body_of_another_format_says_which_it_looks_like(api: str, code: int) -> None:
+    """An OpenAI body read as Gemini is a quiet `error` (read as Bedrock, a shape error): either
+    way one stderr line says which format it looks like."""
+    out = donegate("classify", "--api", api, "-", stdin=json.dumps(OPENAI_BODY))
+    assert out.returncode == code, out.stderr
+    if code == 0:
+        assert json.loads(out.stdout)["ending"] == "error"
+    else:
+        assert out.stdout == ""
+    lines = out.stderr.strip().splitlines()
+    assert len(lines) == 1, out.stderr
+    assert "looks like openai-chat" in lines[0] and f"not {api}" in lines[0]
+    assert "Traceback" not in out.stderr
+
+
+def test_a_stream_of_another_format_says_which_it_looks_like() -> None:
+    chunk = {
+        "object": "chat.completion.chunk",
+        "choices": [{"index": 0, "delta": {"content": "a"}}],
+    }
+    sse = f"data: {json.dumps(chunk)}\n\ndata: [DONE]\n\n"
+    out = donegate("classify", "--api", "anthropic-messages", "--stream", "-", stdin=sse)
+    assert "looks like openai-chat, not anthropic-messages" in out.stderr
+
+
+def test_a_shape_error_carries_the_hint_on_its_one_line() -> None:
+    """Read as Responses, the OpenAI body fails on its shape: one line, exit 2, with the hint."""
+    body = {**OPENAI_BODY, "output": "not a list", "status": "completed"}
+    body.pop("choices")
+    body["object"] = "chat.completion"
+    out = donegate("classify", "--api", "openai-responses", "-", stdin=json.dumps(body))
+    assert out.returncode == 2
+    lines = out.stderr.strip().splitlines()
+    assert len(lines) == 1, out.stderr
+    assert "output" in lines[0] and "looks like openai-chat" in lines[0]
+    assert out.stdout == ""
+
+
+def test_mistral_and_openai_chat_bodies_are_one_family() -> None:
+    out = donegate("classify", "--api", "mistral", "-", stdin=json.dumps(OPENAI_BODY))
+    assert out.returncode == 0 and out.stderr == ""
+    assert json.loads(out.stdout)["ending"] == "complete"
 
 
 @pytest.mark.parametrize(

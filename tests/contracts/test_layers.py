@@ -26,6 +26,8 @@ LAYERS: dict[str, int] = {
     "telemetry": 4,
     "worker": 5,
     "_api": 5,
+    "_files": 0,
+    "_extras": 0,
     "server": 6,
     "__init__": 6,
     "__main__": 8,

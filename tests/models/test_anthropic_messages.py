@@ -165,13 +165,15 @@ def test_unknown_and_missing_stop_reasons_say_why() -> None:
         WIRE.parse_response(body([text("x")], "brand_new")).detail
         == "unknown stop_reason 'brand_new'"
     )
-    assert WIRE.parse_response(body([text("x")], None)).detail == "no stop_reason"
+    assert WIRE.parse_response(body([text("x")], None)).detail == "no finish reason"
 
 
-def test_missing_stop_reason_with_a_complete_tool_call_is_tool_use() -> None:
+def test_missing_stop_reason_beside_a_tool_call_is_still_an_error() -> None:
+    """One rule for "no stop reason": a call does not prove the turn finished."""
     turn = WIRE.parse_response(body([tool_use(city="Oslo")], None))
-    assert turn.ending is Ending.TOOL_USE
+    assert (turn.ending, turn.detail) == (Ending.ERROR, "no finish reason")
     assert turn.raw_reason is None
+    assert len(turn.tool_calls) == 1
 
 
 def test_refusal_keeps_category_and_explanation() -> None:

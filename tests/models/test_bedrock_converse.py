@@ -575,9 +575,16 @@ def test_reasoning_stream_keeps_the_signature() -> None:
 
 
 def test_a_stream_without_message_stop_is_truncated() -> None:
-    turn = WIRE.parse_stream(sse(START, text_delta("The capital "), METADATA))
+    turn = WIRE.parse_stream(sse(START, text_delta("The capital ")))
     assert turn.ending is Ending.TRUNCATED
     assert turn.detail == "stream ended before its final event"
+    assert turn.text == "The capital "
+
+
+def test_a_stream_that_reaches_metadata_without_message_stop_is_an_error() -> None:
+    """``metadata`` is the stream's last event: it ended normally, with no stop reason."""
+    turn = WIRE.parse_stream(sse(START, text_delta("The capital "), METADATA))
+    assert (turn.ending, turn.detail) == (Ending.ERROR, "no finish reason")
     assert turn.text == "The capital "
 
 

@@ -540,11 +540,16 @@ def test_thinking_stream_matches_the_body() -> None:
 
 
 def test_a_stream_without_message_end_is_truncated() -> None:
-    for text in (sse(*TEXT_STREAM[:4]), sse(*TEXT_STREAM[:4], done=False), ""):
+    for text in (sse(*TEXT_STREAM[:4], done=False), ""):
         turn = WIRE.parse_stream(text)
         assert turn.ending is Ending.TRUNCATED
         assert turn.detail == "stream ended before its final event"
-    assert WIRE.parse_stream(sse(*TEXT_STREAM[:4])).text == "Hello there!"
+
+
+def test_a_stream_that_reaches_done_without_message_end_is_an_error() -> None:
+    turn = WIRE.parse_stream(sse(*TEXT_STREAM[:4]))
+    assert (turn.ending, turn.detail) == (Ending.ERROR, "no finish reason")
+    assert turn.text == "Hello there!"
 
 
 def test_a_stream_cut_mid_tool_call_keeps_the_partial_call() -> None:

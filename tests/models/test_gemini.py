@@ -244,7 +244,7 @@ def test_a_blocked_prompt_has_no_candidates() -> None:
 def test_no_candidates_and_no_block_reason_is_an_error() -> None:
     turn = WIRE.parse_response({"usageMetadata": {"promptTokenCount": 3}})
     assert turn.ending is Ending.ERROR
-    assert turn.detail == "no candidates"
+    assert turn.detail == "no finish reason"
 
 
 def test_a_candidate_without_finish_reason_is_not_complete() -> None:
@@ -333,7 +333,7 @@ def test_a_list_body_is_read_as_a_json_array_stream() -> None:
             {"candidates": [{"content": {"parts": [{"functionCall": {"args": {}}}]}}]},
             "candidates[0].content.parts[0].functionCall.name",
         ),
-        ({"candidates": [{"finishReason": 1}]}, "candidates[0].finishReason"),
+        ({"candidates": [{"finishReason": [1]}]}, "candidates[0].finishReason"),
         (
             {"candidates": [], "usageMetadata": {"promptTokenCount": "3"}},
             "usageMetadata.promptTokenCount",

@@ -515,11 +515,16 @@ def test_whole_calls_sent_at_the_same_index_stay_apart() -> None:
 
 
 def test_a_stream_without_a_finish_reason_is_truncated() -> None:
-    for text in (sse(*TEXT_STREAM[:3]), sse(*TEXT_STREAM[:3], done=False), ""):
+    for text in (sse(*TEXT_STREAM[:3], done=False), ""):
         turn = WIRE.parse_stream(text)
         assert turn.ending is Ending.TRUNCATED
         assert turn.detail == "stream ended before its final event"
-    assert WIRE.parse_stream(sse(*TEXT_STREAM[:3])).text == "Hello there!"
+
+
+def test_a_stream_that_reaches_done_without_a_finish_reason_is_an_error() -> None:
+    turn = WIRE.parse_stream(sse(*TEXT_STREAM[:3]))
+    assert (turn.ending, turn.detail) == (Ending.ERROR, "no finish reason")
+    assert turn.text == "Hello there!"
 
 
 def test_a_stream_cut_mid_tool_call_keeps_the_partial_call() -> None:

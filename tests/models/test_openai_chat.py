@@ -856,10 +856,18 @@ def test_usage_chunk_and_done_are_read() -> None:
     assert (turn.model, turn.response_id) == (MODEL, CID)
 
 
-@pytest.mark.parametrize("done", [False, True], ids=["cut", "done-without-finish"])
-def test_stream_cut_before_finish_reason_is_truncated_keeping_text_and_partial_call(
-    done: bool,
+@pytest.mark.parametrize(
+    ("done", "ending", "detail"),
+    [
+        (False, Ending.TRUNCATED, "stream ended before its final event"),
+        (True, Ending.ERROR, "no finish reason"),
+    ],
+    ids=["cut", "done-without-finish"],
+)
+def test_stream_without_finish_reason_keeps_text_and_partial_call(
+    done: bool, ending: Ending, detail: str
 ) -> None:
+    """Cut before ``[DONE]``: truncated; ``[DONE]`` with no reason anywhere: an error."""
     stream = sse(
         ROLE,
         chunk({"content": "Writing the file"}),
@@ -868,8 +876,8 @@ def test_stream_cut_before_finish_reason_is_truncated_keeping_text_and_partial_c
         done=done,
     )
     turn = WIRE.parse_stream(stream)
-    assert turn.ending is Ending.TRUNCATED
-    assert turn.detail == "stream ended before its final event"
+    assert turn.ending is ending
+    assert turn.detail == detail
     assert turn.raw_reason is None
     assert turn.text == "Writing the file"
     (partial,) = turn.tool_calls
@@ -881,9 +889,10 @@ def test_stream_cut_before_finish_reason_is_truncated_keeping_text_and_partial_c
     assert (turn.model, turn.response_id) == (MODEL, CID)
 
 
-def test_an_empty_stream_is_truncated_not_empty() -> None:
+def test_an_empty_stream_is_never_empty_or_complete() -> None:
     assert WIRE.parse_stream("").ending is Ending.TRUNCATED
-    assert WIRE.parse_stream(sse(ROLE)).ending is Ending.TRUNCATED
+    assert WIRE.parse_stream(sse(ROLE, done=False)).ending is Ending.TRUNCATED
+    assert WIRE.parse_stream(sse(ROLE)).ending is Ending.ERROR
 
 
 def test_error_chunk_mid_stream_is_an_error_keeping_the_partial_text() -> None:

@@ -661,11 +661,19 @@ def test_incomplete_and_refusal_streams() -> None:
     assert (turn.ending, turn.refusal, turn.text) == (Ending.TRUNCATED, "I can't", "")
 
 
-def test_garbage_and_done_lines_are_ignored() -> None:
+def test_garbage_lines_are_ignored() -> None:
     acc = WIRE.stream()
-    for data in ("[DONE]", "not json", "{broken", "[1,2]", '"str"', '{"type": 5}', "{}"):
+    for data in ("not json", "{broken", "[1,2]", '"str"', '{"type": 5}', "{}"):
         assert acc.feed(None, data) == ""
     assert acc.finish().ending is Ending.TRUNCATED
+
+
+def test_done_without_a_final_event_is_an_error() -> None:
+    """A compatible server's ``[DONE]`` is a normal end: with no status anywhere, an error."""
+    acc = WIRE.stream()
+    assert acc.feed(None, "[DONE]") == ""
+    turn = acc.finish()
+    assert (turn.ending, turn.detail) == (Ending.ERROR, "no finish reason")
 
 
 _EVENT_TYPES = [

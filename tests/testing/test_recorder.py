@@ -7,12 +7,18 @@ recorded bytes are exactly what the official SDKs receive from the provider's wi
 from __future__ import annotations
 
 import asyncio
+import json
 import re
+import signal
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
 import httpx2
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 import donegate
 from donegate.events import RunEnded
@@ -293,3 +299,257 @@ def test_the_emulator_records_as_a_proxy_in_front_of_another_emulator(tmp_path: 
     assert_results_match_calls(replayed)
     assert_tool_order(replayed, ["get_order", "get_refund_policy", "start_refund"])
     assert not re.search(r"msg_|toolu_|req_", path.read_text())
+
+
+# -- redaction of every byte written: the script and the request log ---------------------------
+
+PLANTED = {
+    "anthropic_key": "sk-ant-api03-Pl4ntedAnthr0picKey9",
+    "openai_key": "sk-proj-Pl4ntedOpenAIKey0000xyz",
+    "google_key": "AIzaSyPl4ntedGoogleKey1234567890abc",
+    "github_token": "ghp_Pl4ntedGitHubToken0123456789ab",
+    "slack_token": "xoxb-Pl4nted-Slack-Token",
+    "aws_key_id": "AKIAPL4NTEDAWSKEY123",
+    "jwt": "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJwbGFudGVkIn0.Pl4ntedJwtSignature0",
+    "stripe": "sk_live_Pl4ntedStripeKey1234",
+    "custom": "ACCT-99812-77",  # only the --redact pattern knows this one
+    "json_password": "hunter2-Blue-Pl4nted",
+    "dsn_url_password": "Pg-s3cret-Pl4nted",
+    "libpq_password": "LibPq-pw-Pl4nted",
+    "ado_password": "Ado-Pw-Pl4nted",
+    "url_userinfo": "Url-pass-Pl4nted",
+    "client_secret": "cs-Plain-Pl4nted-5521",
+    "access_token": "at-plain-Pl4nted-8812",
+    "env_passwd": "Env-pw-Pl4nted-6610",
+    "yaml_passwd": "Yaml-pw-Pl4nted-3",
+    "basic_auth": "ZGVwbG95OmJhc2ljLXB3LXBsNG50ZWQ=",
+    "query_password": "Query-pw-Pl4nted-9",
+    "query_api_key": "QueryKey-Pl4nted-123",
+    "header_token": "hdr-tok-Pl4nted-77",
+    "pem": "MIIEpl4ntedPrivateKeyBodyAAAA",
+}
+"""Secrets of 23 shapes; none may reach a byte the recorder or the emulator writes."""
+
+
+def planted_script() -> dict[str, Any]:
+    s = PLANTED
+    return {
+        "prompt": f"deploy with {s['anthropic_key']} and account {s['custom']}; "
+        f"db postgresql://app:{s['dsn_url_password']}@db.internal:5432/prod",
+        "system": f"internal key {s['openai_key']}; repo https://deploy:{s['url_userinfo']}"
+        f"@git.example.org/app.git",
+        "tools": {
+            "read_config": {
+                "returns": {
+                    "env": f"export DB_PASSWD={s['env_passwd']}\nGOOGLE={s['google_key']}",
+                    "yaml": f"passwd: {s['yaml_passwd']}\nuser: app",
+                    "client_secret": s["client_secret"],
+                    "pem": f"-----BEGIN RSA PRIVATE KEY-----\n{s['pem']}\n"
+                    "-----END RSA PRIVATE KEY-----",
+                }
+            },
+            "deploy": {"returns": {"log": f"Authorization: Basic {s['basic_auth']}", "ok": True}},
+        },
+        "turns": [
+            {"tool_call": "read_config", "args": {"path": "/etc/app.env"}},
+            {
+                "tool_call": "deploy",
+                "args": {
+                    "password": s["json_password"],
+                    "access_token": s["access_token"],
+                    "dsn": f"host=db user=app password={s['libpq_password']} dbname=prod",
+                    "conn": f"Server=db;Database=app;User Id=sa;Password={s['ado_password']};",
+                    "note": f"tokens {s['github_token']} {s['slack_token']} {s['aws_key_id']}",
+                    "auth": f"Bearer {s['jwt']}",
+                    "stripe": s["stripe"],
+                },
+            },
+            {"text": f"Deployed for {s['custom']} with {s['anthropic_key']}."},
+        ],
+    }
+
+
+def _serving(args: list[str]) -> tuple[str, subprocess.Popen[str]]:
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "donegate", *args, "--port", "0"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    assert proc.stderr is not None
+    line = proc.stderr.readline()
+    found = re.search(r"http://[\d.]+:\d+", line)
+    if found is None:
+        proc.kill()
+        pytest.fail(f"no URL announced: {line}{proc.stderr.read()}")
+    return found.group(0), proc
+
+
+@pytest.mark.parametrize(
+    "command", [["record", "-o"], ["emulate", "--record"]], ids=["record", "emulate-upstream"]
+)
+def test_no_planted_secret_reaches_any_byte_written(tmp_path: Path, command: list[str]) -> None:
+    import openai
+
+    from donegate.models.sdk import OpenAIChatModel
+
+    script = parse_script(planted_script())
+    out, log = tmp_path / "deploy.yaml", tmp_path / "requests.jsonl"
+    with Emulator(script) as real:
+        verb, flag = command
+        url, proc = _serving(
+            [verb, "--upstream", real.base_url, flag, str(out), "--log", str(log),
+             "--redact", r"ACCT-\d{5}-\d{2}"]
+        )  # fmt: skip
+        try:
+            client = openai.OpenAI(
+                api_key=PLANTED["openai_key"],
+                base_url=f"{url}/v1",
+                max_retries=0,
+                default_query={
+                    "password": PLANTED["query_password"],
+                    "api_key": PLANTED["query_api_key"],
+                },
+                default_headers={"x-auth-token": PLANTED["header_token"]},
+            )
+            result = run(script, OpenAIChatModel(client, "gpt-4o-mini"), False)
+            assert result.status is Status.COMPLETE
+            real.assert_exhausted()
+        finally:
+            proc.send_signal(signal.SIGINT)
+            _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 0, err
+    lines = log.read_text(encoding="utf-8").splitlines()
+    assert len(lines) == 3 and all(json.loads(x)["kind"] == "model" for x in lines)
+    assert "password=[REDACTED]" in json.loads(lines[0])["query"]
+    written = out.read_bytes() + log.read_bytes()
+    for name, secret in PLANTED.items():
+        assert secret.encode() not in written, name
+        assert secret[-10:].encode() not in written, f"{name} (tail)"
+    assert written.count(REDACTED.encode()) >= len(PLANTED)
+    saved = load_script(out)  # the redacted script still parses (and was replayed on save)
+    assert saved.turns[1].tool_calls[0].arguments["password"] == REDACTED
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["record", "--upstream", "http://127.0.0.1:9", "-o", "x.yaml", "--redact", "(["],
+        ["emulate", str(SCRIPTS / "refund.yaml"), "--redact", "(["],
+    ],
+    ids=["record", "emulate"],
+)
+def test_an_invalid_redact_pattern_is_one_line_and_exit_2(args: list[str], tmp_path: Path) -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "donegate", *args],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        timeout=60,
+    )
+    assert done.returncode == 2
+    assert "Traceback" not in done.stderr
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1, done.stderr
+    assert "--redact '(['" in lines[0] and "regular expression" in lines[0]
+    assert not (tmp_path / "x.yaml").exists()
+
+
+def test_the_emulator_log_applies_redact_patterns_when_serving_scripts(tmp_path: Path) -> None:
+    """Not only in proxy mode: a serving emulator's log goes through the recorder's patterns."""
+    import anthropic
+
+    log = tmp_path / "log.jsonl"
+    script = parse_script(
+        {"prompt": "p", "turns": [{"text": "ok"}], "expect": {"status": "complete"}}
+    )
+    with Emulator(script, log=log, recorder=Recorder(patterns=[r"PIN-\d{4}"])) as emu:
+        client = anthropic.Anthropic(api_key="k", base_url=emu.base_url, max_retries=0)
+        client.messages.create(
+            model="claude-sonnet-4-6",
+            max_tokens=9,
+            messages=[{"role": "user", "content": "PIN-4321 and password=opensesame-1"}],
+        )
+    text = log.read_text(encoding="utf-8")
+    assert "PIN-4321" not in text and "opensesame-1" not in text
+    assert json.loads(text.splitlines()[0])["body"]["messages"][0]["content"] == (
+        f"{REDACTED} and password={REDACTED}"
+    )
+
+
+@pytest.mark.parametrize(
+    ("raw", "clean"),
+    [
+        ("postgresql://app:pw-1@db:5432/x", f"postgresql://app:{REDACTED}@db:5432/x"),
+        ("redis://:pw-2@cache:6379/0", f"redis://:{REDACTED}@cache:6379/0"),
+        ("host=db password=pw-3 user=u", f"host=db password={REDACTED} user=u"),
+        ("Server=s;Password=pw-4;Db=d", f"Server=s;Password={REDACTED};Db=d"),
+        ("/v1?user=u&api_key=pw-5&n=1", f"/v1?user=u&api_key={REDACTED}&n=1"),
+        ("?access_token=pw-6", f"?access_token={REDACTED}"),
+        ('{"password": "pw\\"7", "n": 1}', f'{{"password": "{REDACTED}", "n": 1}}'),
+        ('{\\"client_secret\\": \\"pw-8\\"}', f'{{\\"client_secret\\": \\"{REDACTED}\\"}}'),
+        ("passwd: pw-9\nuser: u", f"passwd: {REDACTED}\nuser: u"),
+        ("export GH_TOKEN=pw-10", f"export GH_TOKEN={REDACTED}"),
+        ("secret = 'pw 11'", f"secret = '{REDACTED}'"),
+        ("Authorization: Basic dXNlcjpwdy0xMg==", f"Authorization: {REDACTED}"),
+        ("x-api-key: pw-13", f"x-api-key: {REDACTED}"),
+        ("Cookie: session=pw-14", f"Cookie: {REDACTED}"),
+    ],
+)
+def test_secrets_by_structure_inside_text(raw: str, clean: str) -> None:
+    assert Redactor()(raw) == clean
+
+
+@pytest.mark.parametrize(
+    "benign",
+    [
+        "max_tokens=100&temperature=0.5",
+        '{"token": 5, "max_tokens": 100}',
+        "token_count: 12",
+        "https://example.org/path?q=1",
+        "the author: Ada",
+        "user@example.org",
+        "ratio 3:2 at 10:30",
+    ],
+)
+def test_ordinary_text_is_left_alone(benign: str) -> None:
+    assert Redactor()(benign) == benign
+
+
+def test_secrets_by_key_in_json_values() -> None:
+    redact = Redactor()
+    value = {
+        "password": "p",
+        "db_passwd": "p",
+        "PGPASSWORD": "p",
+        "client_secret": "p",
+        "access_token": "p",
+        "apiKey": "p",
+        "x-api-key": "p",
+        "Authorization": "p",
+        "credentials": "p",
+        "nested": [{"refresh_token": "p"}],
+        # not secrets
+        "max_tokens": 5,
+        "promptTokenCount": 3,
+        "cache_key": "c",
+        "idempotency_key": "i",
+        "author": "a",
+        "token_count": "7",
+    }
+    out = redact(value)
+    secret = [k for k, v in out.items() if v == REDACTED]
+    assert secret == list(value)[:9]
+    assert out["nested"] == [{"refresh_token": REDACTED}]
+    assert {k: out[k] for k in list(value)[10:]} == {k: value[k] for k in list(value)[10:]}
+
+
+@given(st.lists(st.sampled_from([
+    "password=", "pw-1", " ", "&", "postgresql://u:", "@h/", '"secret": "', '"', "\n",
+    "Authorization: ", "Basic dXNlcjpwYXNzd29yZA==", "sk-ant-api03-abcdefgh12", "token: ",
+    "=", ":", "[REDACTED]", "'", "api_key", "x",
+]), max_size=12).map("".join))  # fmt: skip
+def test_redacting_twice_is_redacting_once(text: str) -> None:
+    redact = Redactor([r"ACCT-\d+"])
+    once = redact(text)
+    assert redact(once) == once

@@ -122,7 +122,7 @@ def test_stats_flags_spikes(capsys: pytest.CaptureFixture[str], db: str) -> None
     data = json.loads(out)
     assert code == 1 and data["total"] == 6 and data["tasks"] == {"done": 3, "failed": 3}
     code, _, err = run(capsys, "stats", "--db", db, "--since", "soon")
-    assert code == 2 and "--since 'soon'" in err
+    assert code == 2 and "'--since': 'soon'" in err
 
 
 def test_bad_input_is_one_line(

@@ -1,12 +1,14 @@
 """The ``donegate`` command: the only place that prints or exits.
 
 Exit codes: 0 success, 1 an expectation or invariant failed, 2 bad input or usage, 3 escalated,
-4 failed.
+4 failed, 130 interrupted (Ctrl-C). Bad input of any kind is one line on stderr naming the file,
+field, option or URL, never a traceback.
 """
 
 from __future__ import annotations
 
 import sys
+from typing import NoReturn
 
 import click
 
@@ -14,24 +16,54 @@ from donegate.cli import serve  # noqa: F401 - registers ``donegate serve``
 from donegate.cli._app import app
 from donegate.errors import DonegateError
 
-__all__ = ["app", "main"]
+__all__ = ["EXIT_INTERRUPTED", "EXIT_USAGE", "app", "main"]
+
+EXIT_USAGE = 2
+"""Bad input or usage: a bad file, option, id, store or model, a missing key or extra."""
+EXIT_INTERRUPTED = 130
+"""Ctrl-C, by the shell convention (128 + SIGINT)."""
 
 
 def main(argv: list[str] | None = None) -> None:
-    """Entry point: runs `app`, turning donegate errors into one line on stderr and exit 2."""
+    """Entry point: runs `app`, turning every kind of bad input into one line and exit 2."""
     try:
         app.main(args=argv, prog_name="donegate", standalone_mode=False)
     except click.exceptions.Exit as exc:
         sys.exit(exc.exit_code)
+    except click.UsageError as exc:  # a bad option value, a missing argument, an unknown command
+        where = exc.ctx.command_path if exc.ctx is not None else "donegate"
+        _fail(f"{where}: {exc.format_message()} (see --help)")
     except click.ClickException as exc:
-        exc.show()
-        sys.exit(2)
-    except click.Abort:
-        click.echo("aborted", err=True)
-        sys.exit(2)
+        _fail(f"donegate: {exc.format_message()}")
+    except click.Abort as exc:  # click's form of Ctrl-C (and of EOF at a prompt)
+        if isinstance(exc.__cause__, KeyboardInterrupt):
+            _fail("donegate: interrupted", EXIT_INTERRUPTED)
+        _fail("donegate: aborted")
+    except KeyboardInterrupt:
+        _fail("donegate: interrupted", EXIT_INTERRUPTED)
     except DonegateError as exc:
-        click.echo(f"donegate: {exc}", err=True)
-        sys.exit(2)
+        _fail(f"donegate: {exc}")
     except OSError as exc:
-        click.echo(f"donegate: {exc.filename or ''}: {exc.strerror or exc}", err=True)
-        sys.exit(2)
+        _fail(f"donegate: {exc.filename or ''}: {exc.strerror or exc}")
+    except RecursionError:  # a safety net: loaders cap nesting before this can happen
+        _fail("donegate: input nested too deeply")
+    except Exception as exc:
+        if not _is_store_error(exc):
+            raise
+        _fail(f"donegate: the store failed: {exc.__class__.__name__}: {_first_line(exc)}")
+
+
+def _fail(message: str, code: int = EXIT_USAGE) -> NoReturn:
+    """One line on stderr, whatever the message held, then exit."""
+    click.echo(" ".join(message.split()), err=True)
+    sys.exit(code)
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(getattr(exc, "orig", None) or exc)
+    return text.splitlines()[0][:300] if text else ""
+
+
+def _is_store_error(exc: Exception) -> bool:
+    """A SQLAlchemy error (the store's file or server broke mid-command), without importing it."""
+    return type(exc).__module__.partition(".")[0] == "sqlalchemy"

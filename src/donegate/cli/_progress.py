@@ -21,13 +21,28 @@ def _short(text: str, limit: int = 90) -> str:
 class LiveProgress:
     """An event sink and a gate-round callback that narrate the run."""
 
-    def __init__(self, console: Console, *, max_continuations: int, prefix: str = "") -> None:
+    def __init__(
+        self,
+        console: Console,
+        *,
+        max_continuations: int,
+        prefix: str = "",
+        header: str | None = None,
+    ) -> None:
         self.console = console
         self.max_continuations = max_continuations
         self.prefix = prefix
+        self.header = header
+        """Printed before the first event: a run refused while it is prepared prints one line."""
+
+    def _start(self) -> None:
+        if self.header is not None:
+            self.console.print(self.header)
+            self.header = None
 
     def event(self, event: Event) -> None:
         """Print model calls, tool calls and progress updates as they happen."""
+        self._start()
         p = self.prefix
         if isinstance(event, ModelCalled):
             turn = event.turn
@@ -39,12 +54,13 @@ class LiveProgress:
             state = "[red]error[/]" if event.result.is_error else "[green]ok[/]"
             if not event.executed:
                 state = "[yellow]not run[/]"
-            self.console.print(f"{p}  -> {event.call.name} {escape(shown)} {state}")
+            self.console.print(f"{p}  -> {escape(event.call.name)} {escape(shown)} {state}")
         elif isinstance(event, Progress):
             self.console.print(f"{p}  [italic cyan]progress: {escape(_short(event.text))}[/]")
 
     def round(self, round_: GateRound) -> None:
         """Print each gate judgement."""
+        self._start()
         p = self.prefix
         verdict = round_.verdict
         failed = sum(not c.passed for c in round_.checks)

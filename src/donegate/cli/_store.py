@@ -5,22 +5,29 @@ from __future__ import annotations
 import functools
 import json
 import os
+import stat
 import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
 
 import click
+from sqlalchemy import exc as sa_exc
+from sqlalchemy.engine import make_url
 
 from donegate.errors import UserError
 from donegate.models.base import Model
 from donegate.models.infer import infer_model
 from donegate.store import open_store
+from donegate.store._db import resolve_url
 from donegate.store.sql import SqlStore
 
 __all__ = ["db_option", "echo_json", "fmt_time", "resolve_model", "store_from"]
 
 F = TypeVar("F", bound=Callable[..., Any])
+
+SQLITE_HEADER = b"SQLite format 3\x00"
+"""The first 16 bytes of every SQLite database file."""
 
 
 def db_option(f: F) -> F:
@@ -35,9 +42,66 @@ def db_option(f: F) -> F:
     return option(f)
 
 
-def store_from(db: str | None, *, pool_size: int = 5) -> SqlStore:
-    """Open the store ``--db`` names (one-line `UserError` when it cannot be used)."""
-    return open_store(db, pool_size=pool_size)
+def store_from(db: str | None, *, pool_size: int = 5, existing: bool = False) -> SqlStore:
+    """Open the store ``--db`` names (one-line `UserError` when it cannot be used).
+
+    With `existing` (every command but ``submit`` and ``worker``) a SQLite store must already
+    be there: a command that only reads, or acts on tasks already queued, never creates a file
+    or a folder. A file that is not SQLite is refused before SQLite touches it.
+    """
+    url = resolve_url(db)
+    path = _sqlite_path(url)
+    if path is not None:
+        _check_sqlite_file(path, existing=existing)
+    try:
+        return open_store(url, pool_size=pool_size)
+    except sa_exc.SQLAlchemyError as exc:
+        raise UserError(f"cannot open the store {path or url}: {_first_line(exc)}") from None
+
+
+def _sqlite_path(url: str) -> Path | None:
+    """The file of a SQLite URL; None for another database or an in-memory one."""
+    try:
+        parsed = make_url(url)
+    except sa_exc.ArgumentError:
+        return None  # Database reports it, in one line
+    database = parsed.database or ""
+    if parsed.get_backend_name() != "sqlite" or database in ("", ":memory:"):
+        return None
+    if database.startswith("file:"):
+        return None
+    return Path(database)
+
+
+def _check_sqlite_file(path: Path, *, existing: bool) -> None:
+    try:
+        st = path.stat()
+    except FileNotFoundError:
+        if existing:
+            raise UserError(
+                f"no store at {path}: nothing was submitted there (pass --db, or set DONEGATE_DB)"
+            ) from None
+        return
+    except OSError as exc:
+        raise UserError(f"cannot open the store {path}: {exc.strerror or exc}") from None
+    if not stat.S_ISREG(st.st_mode):
+        raise UserError(f"cannot open the store {path}: not a regular file")
+    if st.st_size == 0:
+        if existing:
+            raise UserError(f"no store at {path}: the file is empty")
+        return  # SQLite makes an empty file a new database
+    try:
+        with path.open("rb") as f:
+            header = f.read(len(SQLITE_HEADER))
+    except OSError as exc:
+        raise UserError(f"cannot open the store {path}: {exc.strerror or exc}") from None
+    if header != SQLITE_HEADER:
+        raise UserError(f"cannot open the store {path}: not a SQLite database")
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(getattr(exc, "orig", None) or exc)
+    return text.splitlines()[0][:300] if text else type(exc).__name__
 
 
 @functools.lru_cache(maxsize=256)

@@ -17,11 +17,12 @@ from collections.abc import Callable
 from pathlib import Path
 
 import click
-from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from donegate._extras import require
 from donegate.cli._app import app
+from donegate.cli._console import make_console
 from donegate.cli._progress import LiveProgress
 from donegate.harness.checks import run_checks
 from donegate.harness.demo import demo_script, demo_task, make_repo, run_naive
@@ -55,6 +56,11 @@ def demo_command(directory: str | None, model: str | None) -> None:
     """Show a naive loop stopping early beside the gate finishing the task (offline)."""
     if model is None and os.environ.get("ANTHROPIC_API_KEY"):
         model = f"anthropic:{MODEL}"
+    # Everything that can be missing is named now, in one line, before anything is printed.
+    if model is None:
+        require("anthropic")
+    else:
+        infer_model(model)
     with contextlib.ExitStack() as stack:
         if model is None:
             emulator = stack.enter_context(Emulator())
@@ -65,13 +71,16 @@ def demo_command(directory: str | None, model: str | None) -> None:
 
 
 def _demo(directory: str | None, make_model: Callable[[], Model]) -> None:
-    console = Console()
+    console = make_console()
     base = Path(directory) if directory else Path(tempfile.mkdtemp(prefix="donegate-demo-"))
     naive_root = make_repo(base / "naive")
     gated_root = make_repo(base / "gated")
     spec = demo_task(gated_root)
     console.print(f"[bold]donegate demo[/]: {escape(spec.prompt)}")
-    console.print(f"  repository: {escape(str(base))} (a bug in stats.mean, a failing test)\n")
+    console.print(
+        f"  repository: {escape(str(base))} (a bug in stats.mean, a failing test)\n",
+        soft_wrap=True,
+    )
 
     console.print("[bold]1. naive loop[/] (any text-only turn ends the run)")
     naive = run_naive(spec, make_model(), naive_root)
@@ -102,8 +111,11 @@ def _demo(directory: str | None, make_model: Callable[[], Model]) -> None:
     console.print()
     console.print(table)
     if result.certificate is not None:
-        console.print(f"\ncertificate: {escape(str(result.certificate))}")
-        console.print(f"re-check it: donegate verify {escape(str(result.certificate))}")
+        # paths and commands are printed unwrapped, so they can be pasted as printed
+        console.print(f"\ncertificate: {escape(str(result.certificate))}", soft_wrap=True)
+        console.print(
+            f"re-check it: donegate verify {escape(str(result.certificate))}", soft_wrap=True
+        )
     if result.status != "done":
         console.print(f"[red]the gated run did not finish: {escape(result.reason)}[/]")
         sys.exit(1)

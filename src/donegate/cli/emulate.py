@@ -16,6 +16,7 @@ from typing import Any
 import click
 
 from donegate.cli._app import app
+from donegate.cli._types import PORT
 from donegate.errors import UserError
 
 __all__ = ["emulate_command", "record_command"]
@@ -61,7 +62,7 @@ def _run(
         raise UserError("give scripts to serve, or --upstream to record from, not both")
     if not upstream and not scripts:
         raise UserError("give at least one script to serve (or --upstream URL --record OUT)")
-    recorder = Recorder(patterns=redact) if upstream else None
+    recorder = Recorder(patterns=redact)  # its redactor also cleans the --log, in both modes
     emulator = Emulator(
         *scripts, host=host, port=port, log=log, upstream=upstream, recorder=recorder,
         max_body=max_body, side_calls=side_calls,
@@ -74,7 +75,7 @@ def _run(
 
     emulator.serve(on_ready=ready)
     click.echo(json.dumps(_summary(emulator)))
-    if recorder is not None and record:
+    if upstream and record:
         saved = recorder.save(record)
         click.echo(f"recorded {len(recorder.exchanges)} exchange(s) to {saved}", err=True)
 
@@ -134,7 +135,9 @@ _verbose = click.option(
 )
 
 _host = click.option("--host", default="127.0.0.1", show_default=True, help="Interface.")
-_port = click.option("--port", default=8765, show_default=True, help="Port (0: a free one).")
+_port = click.option(
+    "--port", default=8765, show_default=True, type=PORT, help="Port (0: a free one)."
+)
 _log = click.option("--log", "log", default=None, help="Append every request as JSON lines.")
 _redact = click.option(
     "--redact", multiple=True, metavar="REGEX", help="Another secret pattern to redact."

@@ -13,14 +13,16 @@ from dataclasses import asdict
 from pathlib import Path
 
 import click
-from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
 from donegate.cli._app import app
+from donegate.cli._console import make_console
 from donegate.cli._store import db_option, echo_json, fmt_time, store_from
+from donegate.cli._types import ESCALATION, EscalationRef
 from donegate.errors import UserError
 from donegate.harness.certificate import approve_certificate
+from donegate.store.sql import SqlStore
 
 __all__ = ["escalations_group"]
 
@@ -36,7 +38,7 @@ def escalations_group() -> None:
 @db_option
 def list_command(show_all: bool, as_json: bool, db: str | None) -> None:
     """Open escalations, oldest first."""
-    store = store_from(db)
+    store = store_from(db, existing=True)
     try:
         entries = store.escalations(status=None if show_all else "open")
     finally:
@@ -54,18 +56,22 @@ def list_command(show_all: bool, as_json: bool, db: str | None) -> None:
             fmt_time(e.created_at),
             escape(e.reason[:80]),
         )
-    Console().print(table)
+    make_console().print(table)
 
 
 @escalations_group.command("show")
-@click.argument("escalation_id", type=int)
+@click.argument("escalation_id", type=ESCALATION)
 @click.option("--json", "as_json", is_flag=True, help="The full report as JSON.")
 @db_option
-def show_command(escalation_id: int, as_json: bool, db: str | None) -> None:
-    """The report: what was attempted, what is left, why it is stuck."""
-    store = store_from(db)
+def show_command(escalation_id: EscalationRef, as_json: bool, db: str | None) -> None:
+    """The report: what was attempted, what is left, why it is stuck.
+
+    ESCALATION_ID is the escalation's number, or a task id for that task's newest escalation.
+    """
+    store = store_from(db, existing=True)
     try:
-        entry = store.escalation(escalation_id)
+        number = _number(store, escalation_id)
+        entry = store.escalation(number) if number is not None else None
     finally:
         store.close()
     if entry is None:
@@ -85,22 +91,28 @@ def show_command(escalation_id: int, as_json: bool, db: str | None) -> None:
 
 
 @escalations_group.command("resolve")
-@click.argument("escalation_id", type=int)
+@click.argument("escalation_id", type=ESCALATION)
 @click.option("--note", help="What was done about it.")
 @click.option("--requeue", is_flag=True, help="Run the task again (a new generation).")
 @click.option("--instructions", help="With --requeue: added to the task's prompt.")
 @db_option
 def resolve_command(
-    escalation_id: int,
+    escalation_id: EscalationRef,
     note: str | None,
     requeue: bool,
     instructions: str | None,
     db: str | None,
 ) -> None:
-    """Close an escalation with a note, or requeue its task with instructions."""
-    store = store_from(db)
+    """Close an escalation with a note, or requeue its task with instructions.
+
+    ESCALATION_ID is the escalation's number, or a task id for that task's open escalation.
+    """
+    store = store_from(db, existing=True)
     try:
-        entry = store.resolve(escalation_id, note=note, requeue=requeue, instructions=instructions)
+        number = _number(store, escalation_id)
+        if number is None:
+            raise UserError(f"no escalation {escalation_id}")
+        entry = store.resolve(number, note=note, requeue=requeue, instructions=instructions)
     finally:
         store.close()
     what = "requeued" if requeue else "resolved"
@@ -115,17 +127,18 @@ def resolve_command(
 def approve_command(target: str, by: str | None, note: str | None, db: str | None) -> None:
     """Approve a review: its task becomes done, with who and when in a new certificate.
 
-    TARGET is a review's id in the queue, or the certificate a ``donegate run`` of a
-    ``closure: human`` task left awaiting review.
+    TARGET is a review's id in the queue (or its task's id), or the certificate a ``donegate
+    run`` of a ``closure: human`` task left awaiting review.
     """
     name = by if by is not None else _login()
-    if not target.isdigit():
+    if target.endswith(".json") or Path(target).is_file():
         path = approve_certificate(target, by=name, note=note)
         click.echo(f"approved by {name}: certificate {path}")
         return
-    store = store_from(db)
+    store = store_from(db, existing=True)
     try:
-        entry = store.escalation(int(target))
+        number = _number(store, int(target) if target.isdigit() else target)
+        entry = store.escalation(number) if number is not None else None
         if entry is None:
             raise UserError(f"no escalation {target}")
         if entry.kind != "review":
@@ -151,3 +164,19 @@ def _login() -> str:
         return getpass.getuser()
     except (OSError, KeyError):
         raise UserError("cannot tell who you are: pass --by NAME") from None
+
+
+def _number(store: SqlStore, ref: EscalationRef) -> int | None:
+    """The escalation a reference means: a number that exists, else the task's newest one.
+
+    A task's open escalation wins over its resolved ones; a digits-only task id is tried as a
+    task id when no escalation has that number.
+    """
+    if isinstance(ref, int) and store.escalation(ref) is not None:
+        return ref
+    task_id = str(ref)
+    mine = [e for e in store.escalations(status=None) if e.task_id == task_id]
+    if not mine:
+        return None
+    open_ = [e for e in mine if e.status == "open"]
+    return max(e.id for e in (open_ or mine))

@@ -16,6 +16,7 @@ import sys
 
 import click
 
+from donegate._files import read_stream
 from donegate.cli._app import app
 from donegate.errors import DonegateError
 from donegate.harness.claude_hook import claude_stop, parse_hook_input
@@ -28,12 +29,13 @@ def hook_group() -> None:
 
 
 @hook_group.command("claude-stop")
-@click.option("--task", "task", required=True, type=click.Path(dir_okay=False))
+@click.option("--task", "task", required=True)  # a folder is load_task's one line, exit 1
 def claude_stop_command(task: str) -> None:
     """Read Claude Code's Stop-hook JSON on stdin; block while TASK's checks fail."""
     try:
         spec = load_task(task)
-        decision = claude_stop(spec, parse_hook_input(sys.stdin.read()))
+        text = read_stream(sys.stdin.buffer, source="hook input")  # sized, UTF-8
+        decision = claude_stop(spec, parse_hook_input(text))
     except (DonegateError, OSError) as exc:
         click.echo(f"donegate hook: {exc}", err=True)
         sys.exit(1)

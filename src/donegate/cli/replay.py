@@ -6,10 +6,11 @@ import json
 import sys
 
 import click
-from rich.console import Console
 from rich.markup import escape
 
 from donegate.cli._app import app
+from donegate.cli._console import make_console
+from donegate.cli._types import COUNT
 from donegate.testing.player import SDK_APIS
 
 
@@ -17,7 +18,7 @@ from donegate.testing.player import SDK_APIS
 @click.argument("script", type=click.Path(dir_okay=False))
 @click.option("--api", type=click.Choice(SDK_APIS), help="Serve turns in this wire format.")
 @click.option("--stream", is_flag=True, help="Stream the responses (SSE).")
-@click.option("--max-steps", type=int, help="Override the script's step limit.")
+@click.option("--max-steps", type=COUNT, help="Override the script's step limit.")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
 def replay_command(
     script: str, api: str | None, stream: bool, max_steps: int | None, as_json: bool
@@ -37,13 +38,15 @@ def replay_command(
     if as_json:
         click.echo(json.dumps(summary))
     else:
-        console = Console(soft_wrap=True)  # failures name paths: never wrap them
+        console = make_console()
         style = "green" if summary["status"] == "complete" else "yellow"
-        console.print(f"[bold]{script}[/] via {api or 'direct'}{' (stream)' if stream else ''}")
-        console.print(f"  status  [{style}]{summary['status']}[/] ({summary['reason']})")
+        console.print(
+            f"[bold]{escape(script)}[/] via {api or 'direct'}{' (stream)' if stream else ''}"
+        )
+        console.print(f"  status  [{style}]{summary['status']}[/] ({escape(summary['reason'])})")
         console.print(f"  model calls {summary['model_calls']}, tools {summary['tool_calls']}")
         if summary["text"]:
-            console.print(f"  text    {summary['text']}")
+            console.print(f"  text    {escape(summary['text'])}")
         for failure in done.failures:
             console.print(f"  [red]FAIL[/] {escape(failure)}")
     sys.exit(1 if done.failures else 0)

@@ -16,6 +16,7 @@ from rich.console import Console
 from rich.markup import escape
 
 from donegate.cli._app import app
+from donegate.cli._console import make_console
 from donegate.cli._progress import LiveProgress
 from donegate.errors import UserError
 from donegate.harness.runner import COMPLETION_TOOL, TaskResult, run_task
@@ -73,9 +74,12 @@ def run_command(
     model = resolve_model(model_name, task=spec)
     verifier_name = verifier_opt or spec.verifier
     verifier = resolve_model(verifier_name, "verifier") if verifier_name else None
-    err = Console(stderr=True)
-    live = LiveProgress(err, max_continuations=spec.max_continuations)
-    err.print(f"[bold]{escape(spec.id)}[/] with {escape(model.name)}")
+    err = make_console(stderr=True)
+    live = LiveProgress(
+        err,
+        max_continuations=spec.max_continuations,
+        header=f"[bold]{escape(spec.id)}[/] with {escape(model.name)}",
+    )
     result = run_task(
         spec,
         model=model,
@@ -90,7 +94,7 @@ def run_command(
     if as_json:
         click.echo(json.dumps(result.summary()))
     else:
-        print_result(Console(), result)
+        print_result(make_console(), result)
     sys.exit(EXIT_CODES[result.status])
 
 

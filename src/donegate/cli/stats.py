@@ -15,21 +15,25 @@ from rich.markup import escape
 from rich.table import Table
 
 from donegate.cli._app import app
+from donegate.cli._console import make_console
 from donegate.cli._store import db_option, echo_json, store_from
+from donegate.cli._types import SINCE
 from donegate.telemetry.stats import Breakdown, breakdown, parse_since
 
 __all__ = ["stats_command"]
 
 
 @app.command("stats")
-@click.option("--since", default="1h", show_default=True, help="The window: 30m, 1h, 2d...")
+@click.option(
+    "--since", default="1h", show_default=True, type=SINCE, help="The window: 30m, 1h, 2d..."
+)
 @click.option("--json", "as_json", is_flag=True)
 @db_option
 def stats_command(since: str, as_json: bool, db: str | None) -> None:
     """How runs ended in the window, by task type, status and ending; spikes are flagged."""
     window_s = parse_since(since)
     now = time.time()
-    store = store_from(db)
+    store = store_from(db, existing=True)
     try:
         rows = store.stop_rows(since=now - 8 * window_s)
         counts = store.counts()
@@ -41,7 +45,7 @@ def stats_command(since: str, as_json: bool, db: str | None) -> None:
     if as_json:
         echo_json({"since": since, "tasks": counts, **asdict(result)})
     else:
-        _print(Console(), since, counts, result)
+        _print(make_console(), since, counts, result)
     if spiking:
         sys.exit(1)
 
@@ -60,4 +64,4 @@ def _print(console: Console, since: str, counts: dict[str, int], result: Breakdo
     for s in result.signals:
         base = "no baseline" if s.baseline_rate is None else f"baseline {s.baseline_rate:.0%}"
         mark = "[bold red]SPIKE[/]" if s.spike else "ok"
-        console.print(f"  {mark:<5} {s.description}: {s.count} ({s.rate:.0%}; {base})")
+        console.print(f"  {mark:<5} {escape(s.description)}: {s.count} ({s.rate:.0%}; {base})")

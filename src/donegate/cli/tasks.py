@@ -4,18 +4,21 @@ from __future__ import annotations
 
 from dataclasses import asdict
 from typing import Any
+from urllib.parse import urlsplit
 
 import click
-from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
 from donegate.cli._app import app
+from donegate.cli._console import make_console
 from donegate.cli._store import db_option, echo_json, fmt_time, store_from
+from donegate.cli._types import COUNT, TASK_ID
 from donegate.errors import UserError
 from donegate.store import TaskRecord
 from donegate.store.sql import SqlStore
 from donegate.worker import submit
+from donegate.worker.tasks import prepare
 
 __all__ = ["submit_command", "tasks_group"]
 
@@ -24,8 +27,17 @@ STATUSES = ("pending", "running", "done", "awaiting_review", "escalated", "faile
 
 @app.command("submit")
 @click.argument("task", type=click.Path(dir_okay=False))
-@click.option("--id", "task_id", help="The task id (default: the spec's); resubmitting is a no-op.")
-@click.option("--max-attempts", default=5, show_default=True, help="Claims before escalation.")
+@click.option(
+    "--id",
+    "task_id",
+    type=TASK_ID,
+    help="The task id (default: the spec's); resubmitting is a no-op.",
+)
+@click.option("--model", "model", help="The agent model (overrides the task's): provider:model "
+              "or script:FILE.")  # fmt: skip
+@click.option(
+    "--max-attempts", default=5, show_default=True, type=COUNT, help="Claims before escalation."
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the task as JSON.")
 @click.option("--broker", envvar="DONEGATE_BROKER", help="Also send a Celery message (Redis URL).")
 @db_option
@@ -33,21 +45,35 @@ def submit_command(
     *,
     task: str,
     task_id: str | None,
+    model: str | None,
     max_attempts: int,
     as_json: bool,
     broker: str | None,
     db: str | None,
 ) -> None:
-    """Queue TASK (a YAML or JSON task file) for the workers."""
+    """Queue TASK (a YAML or JSON task file) for the workers.
+
+    The task runs in its workdir, stored as an absolute path (default: TASK's folder), wherever
+    the worker was started; a task with no model (in the file or --model) is refused here.
+    """
+    if broker and urlsplit(broker).scheme not in ("redis", "rediss"):
+        raise click.BadParameter(f"{broker!r} is not a redis:// URL", param_hint="'--broker'")
+    spec = prepare(task, task_id=task_id, model=model)  # every problem, before the store opens
     store = store_from(db)
     try:
-        record, created = submit(task, store, task_id=task_id, max_attempts=max_attempts)
+        record, created = submit(spec, store, max_attempts=max_attempts)
     finally:
         store.close()
     if broker and record.status == "pending":
         from donegate.worker.celery_app import client, enqueue
 
-        enqueue(client(broker), record.id)
+        try:
+            enqueue(client(broker), record.id)
+        except Exception as exc:  # kombu's connection errors; the stored task is safe
+            raise UserError(
+                f"{record.id}: queued in the store, but no message reached {broker}: "
+                f"{exc}; submit it again once the broker is up"
+            ) from None
     if as_json:
         echo_json({"id": record.id, "status": record.status, "created": created})
         return
@@ -62,12 +88,12 @@ def tasks_group() -> None:
 
 @tasks_group.command("list")
 @click.option("--status", type=click.Choice(STATUSES), help="Only tasks with this status.")
-@click.option("--limit", default=50, show_default=True)
+@click.option("--limit", default=50, show_default=True, type=COUNT)
 @click.option("--json", "as_json", is_flag=True)
 @db_option
 def list_command(status: str | None, limit: int, as_json: bool, db: str | None) -> None:
     """The newest tasks, with their status and attempts."""
-    store = store_from(db)
+    store = store_from(db, existing=True)
     try:
         records = store.list_tasks(status=status, limit=limit)
     finally:
@@ -85,17 +111,17 @@ def list_command(status: str | None, limit: int, as_json: bool, db: str | None) 
             fmt_time(r.updated_at),
             escape((r.reason or "")[:60]),
         )
-    Console().print(table)
+    make_console().print(table)
 
 
 @tasks_group.command("show")
-@click.argument("task_id")
+@click.argument("task_id", type=TASK_ID)
 @click.option("--json", "as_json", is_flag=True)
 @click.option("--transcript", is_flag=True, help="Print the last run's messages too.")
 @db_option
 def show_command(task_id: str, as_json: bool, transcript: bool, db: str | None) -> None:
     """One task: its record, runs, checklist, side effects and (optionally) transcript."""
-    store = store_from(db)
+    store = store_from(db, existing=True)
     try:
         detail = _detail(store, task_id, transcript)
     finally:
@@ -103,9 +129,11 @@ def show_command(task_id: str, as_json: bool, transcript: bool, db: str | None) 
     if as_json:
         echo_json(detail)
         return
-    console = Console()
+    console = make_console()
     task = detail["task"]
-    console.print(f"[bold]{escape(task['id'])}[/] {task['status']}  type={task['type']}")
+    console.print(
+        f"[bold]{escape(task['id'])}[/] {task['status']}  type={escape(str(task['type']))}"
+    )
     console.print(f"attempts {task['attempts']}/{task['max_attempts']}  gen {task['generation']}")
     if task["reason"]:
         console.print(f"reason: {escape(task['reason'])}")
@@ -116,7 +144,8 @@ def show_command(task_id: str, as_json: bool, transcript: bool, db: str | None) 
             f"{escape(run['worker_id'])}  {escape(run['reason'] or '')}"
         )
     for item, status, note in detail["checklist"]:
-        console.print(f"  [{'x' if status == 'done' else ' '}] {escape(item)} {escape(note)}")
+        box = escape(f"[{'x' if status == 'done' else ' '}]")  # "[x]" is markup unescaped
+        console.print(f"  {box} {escape(item)}" + (f" {escape(note)}" if note else ""))
     for effect in detail["effects"]:
         console.print(f"  effect {escape(effect['key'])}: {effect['state']} x{effect['issues']}")
     for message in detail.get("transcript", []):
@@ -148,12 +177,12 @@ def _detail(store: SqlStore, task_id: str, transcript: bool) -> dict[str, Any]:
 
 
 @tasks_group.command("retry")
-@click.argument("task_id")
+@click.argument("task_id", type=TASK_ID)
 @click.option("--instructions", help="Extra instructions added to the prompt.")
 @db_option
 def retry_command(task_id: str, instructions: str | None, db: str | None) -> None:
     """Queue a failed, escalated or cancelled task again (a new run, fresh idempotency keys)."""
-    store = store_from(db)
+    store = store_from(db, existing=True)
     try:
         record = store.retry(task_id, instructions=instructions)
     finally:
@@ -162,12 +191,12 @@ def retry_command(task_id: str, instructions: str | None, db: str | None) -> Non
 
 
 @tasks_group.command("cancel")
-@click.argument("task_id")
+@click.argument("task_id", type=TASK_ID)
 @click.option("--reason", default="cancelled", show_default=True)
 @db_option
 def cancel_command(task_id: str, reason: str, db: str | None) -> None:
     """Cancel a pending or running task (a running worker is fenced out)."""
-    store = store_from(db)
+    store = store_from(db, existing=True)
     try:
         record = store.cancel(task_id, reason)
     finally:

@@ -14,10 +14,10 @@ import json
 import sys
 
 import click
-from rich.console import Console
 from rich.markup import escape
 
 from donegate.cli._app import app
+from donegate.cli._console import make_console
 from donegate.harness.certificate import verify_certificate
 from donegate.harness.spec import load_task
 
@@ -51,7 +51,7 @@ def verify_command(
     if as_json:
         click.echo(json.dumps({"ok": ok, "problems": problems}))
     else:
-        console = Console(soft_wrap=True)
+        console = make_console()
         if ok:
             console.print(f"[bold green]verified[/] {escape(cert)}")
         elif len(problems) == 1:

@@ -224,7 +224,7 @@ def load_certificate(path: str | Path) -> dict[str, Any]:
         raise UserError(f"{file}: larger than {MAX_CERTIFICATE_BYTES} bytes; not a certificate")
     try:
         cert = json.loads(raw)
-    except ValueError as exc:
+    except (ValueError, RecursionError) as exc:  # RecursionError: nested thousands deep
         raise UserError(f"{file}: not valid JSON: {exc}") from None
     if not isinstance(cert, dict) or cert.get("kind") != KIND:
         raise UserError(f"{file}: not a donegate certificate")

@@ -77,7 +77,7 @@ def parse_hook_input(text: str) -> HookInput:
     """Read the hook's stdin; `UserError` names what is missing."""
     try:
         data = json.loads(text)
-    except ValueError as exc:
+    except (ValueError, RecursionError) as exc:  # RecursionError: nested thousands deep
         raise UserError(f"hook input is not JSON: {exc}") from None
     if not isinstance(data, dict):
         raise UserError("hook input must be a JSON object")

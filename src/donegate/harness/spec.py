@@ -18,14 +18,12 @@ In a file, each check is a mapping with exactly one kind key, plus optional ``na
 
 from __future__ import annotations
 
-import json
 import re
 import shlex
 from pathlib import Path
 from typing import Annotated, Any, ClassVar, Literal, TypeAlias, get_args
 
 import jsonschema
-import yaml
 from pydantic import (
     AfterValidator,
     BaseModel,
@@ -39,12 +37,14 @@ from pydantic import (
     model_validator,
 )
 
+from donegate._files import load_data
 from donegate.errors import UserError
 from donegate.harness.protect import check_pattern
 
 __all__ = [
     "BUILTIN_TOOLS",
     "CHECK_KINDS",
+    "TASK_ID",
     "CheckSpec",
     "FileContains",
     "FileContainsCheck",
@@ -64,6 +64,7 @@ __all__ = [
     "TaskSpecError",
     "ToolRef",
     "load_task",
+    "task_id_problem",
     "validate_task",
 ]
 
@@ -95,6 +96,30 @@ def _shaped(pattern: str, expected: str) -> AfterValidator:
     return AfterValidator(check)
 
 
+TASK_ID = re.compile(r"[A-Za-z0-9._-]{1,128}")
+"""What a task id may be: it names files and keys, so it is short and needs no quoting."""
+
+
+def task_id_problem(value: str) -> str | None:
+    """Why `value` is not a task id (a one-line reason), or None when it is one."""
+    if TASK_ID.fullmatch(value):
+        return None
+    if not value:
+        return "a task id is empty"
+    if len(value) > 128:
+        return f"a task id has at most 128 characters, got {len(value):,}"
+    bad = next(c for c in value if not TASK_ID.fullmatch(c))
+    return f"a task id is letters, digits, '.', '_' and '-', got {bad!r} in {value!r}"
+
+
+def _task_id(value: str) -> str:
+    problem = task_id_problem(value)
+    if problem is not None:
+        raise ValueError(problem)
+    return value
+
+
+TaskId = Annotated[str, Field(min_length=1), AfterValidator(_task_id)]
 ImportPath = Annotated[str, _shaped(r"[A-Za-z_][\w.]*:[A-Za-z_]\w*", "'package.module:function'")]
 ModelName = Annotated[str, _shaped(r"[\w.-]+:.+", "'provider:model' or 'script:FILE'")]
 HttpUrl = Annotated[str, _shaped(r"https?://.+", "an http:// or https:// url")]
@@ -114,7 +139,10 @@ class TaskSpecError(UserError):
 
 
 class _Strict(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid", populate_by_name=True)
+    # nan and inf are no timeout, count or status anyone means: refuse them in every field
+    model_config = ConfigDict(
+        frozen=True, extra="forbid", populate_by_name=True, allow_inf_nan=False
+    )
 
 
 class _Check(_Strict):
@@ -359,8 +387,9 @@ _TAGS = {f"check:{k}" for k in CHECK_KINDS} | {"tool:builtin", "tool:import"}
 class TaskSpec(_Strict):
     """One task: the prompt, how its completion is decided, and what the agent may use."""
 
-    id: str = Field(min_length=1)
-    """Stable task id; it prefixes idempotency keys and names certificates."""
+    id: TaskId
+    """Stable task id (``[A-Za-z0-9._-]{1,128}``); it prefixes idempotency keys and names
+    certificates."""
     prompt: str = Field(min_length=1)
     """The first user message."""
     system: str | None = None
@@ -407,11 +436,13 @@ class TaskSpec(_Strict):
     @field_validator("checklist")
     @classmethod
     def _items(cls, items: list[str]) -> list[str]:
+        seen: set[str] = set()  # a set: a list scan is quadratic in a hostile 4 MiB file
         for i, item in enumerate(items):
             if not item.strip():
                 raise ValueError(f"item {i} is empty")
-            if item in items[:i]:
+            if item in seen:
                 raise ValueError(f"duplicate item {item!r}")
+            seen.add(item)
         return items
 
     @field_validator("checks")
@@ -450,10 +481,12 @@ class TaskSpec(_Strict):
     @field_validator("tools")
     @classmethod
     def _tool_names(cls, tools: list[ToolRef]) -> list[ToolRef]:
-        names = [t if isinstance(t, str) else t.tool_name for t in tools]
-        for i, name in enumerate(names):
-            if name in names[:i]:
+        seen: set[str] = set()
+        for i, tool in enumerate(tools):
+            name = tool if isinstance(tool, str) else tool.tool_name
+            if name in seen:
                 raise ValueError(f"tools[{i}]: duplicate tool name {name!r}")
+            seen.add(name)
         return tools
 
 
@@ -471,21 +504,13 @@ def load_task(path: str | Path) -> TaskSpec:
 
     A relative ``workdir`` and ``check_path`` (and a relative ``script:FILE`` model or verifier)
     resolve against the task file's folder, which comes first in ``check_path``. Any problem
-    raises `TaskSpecError` naming the file and the field.
+    raises `TaskSpecError` naming the file and the field; the file is untrusted input, so it is
+    refused past 4 MiB, when it is not UTF-8, when it nests deeper than 64 levels, and when a
+    mapping repeats a key.
     """
     source = str(path)
     file = Path(path)
-    try:
-        text = file.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise TaskSpecError(
-            f"cannot read the task file: {exc.strerror or exc}", source=source
-        ) from None
-    try:
-        data = json.loads(text) if file.suffix == ".json" else yaml.safe_load(text)
-    except (json.JSONDecodeError, yaml.YAMLError) as exc:
-        kind = "JSON" if file.suffix == ".json" else "YAML"
-        raise TaskSpecError(f"not valid {kind}: {_one_line(exc)}", source=source) from None
+    data = load_data(file, source=source, what="task file", error=_file_error)
     if not isinstance(data, dict):
         raise TaskSpecError(f"expected a mapping, got {type(data).__name__}", source=source)
     base = file.resolve().parent
@@ -501,6 +526,11 @@ def load_task(path: str | Path) -> TaskSpec:
         if isinstance(value, str) and value.startswith("script:"):
             update[field] = f"script:{base / value.removeprefix('script:')}"
     return spec.model_copy(update=update) if update else spec
+
+
+def _file_error(message: str, *, source: str | None, field: str | None = None) -> TaskSpecError:
+    """A file-level problem: its line goes after the message (fields name spec keys here)."""
+    return TaskSpecError(f"{message} ({field})" if field else message, source=source)
 
 
 def validate_task(data: Any, *, source: str | None = None) -> TaskSpec:
@@ -525,10 +555,6 @@ def _format_loc(loc: tuple[int | str, ...]) -> str:
         elif part not in _TAGS:
             out += f".{part}" if out else part
     return out
-
-
-def _one_line(exc: Exception) -> str:
-    return " ".join(str(exc).split())
 
 
 def _check_schema(schema: Any, where: str) -> None:

@@ -8,7 +8,7 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 from donegate.messages import Ending, ErrorInfo, Turn, Usage
-from donegate.models._rules import context_exceeded_message, error_turn
+from donegate.models._rules import context_exceeded, error_turn
 from donegate.models.base import WireResponse
 
 __all__ = [
@@ -48,30 +48,35 @@ def filter_detail(choice: Mapping[str, Any]) -> str | None:
     return ",".join(fired) or None
 
 
-def _error_object(body: Any) -> tuple[str | None, str]:
-    """``(code or type, message)`` from an OpenAI-style error body of any shape."""
+def _error_object(body: Any) -> tuple[str | None, str, tuple[str, ...]]:
+    """``(code or type, message, every string label)`` from an OpenAI-style error body.
+
+    The labels are the string ``code``, ``type`` and ``status`` fields: compatible servers put
+    the meaning in any of them (Perplexity: ``"type": "too_many_prompt_tokens", "code": 400``).
+    """
     if isinstance(body, str):
         try:
             body = json.loads(body)
         except ValueError:
-            return None, body[:500]
+            return None, body[:500], ()
         if isinstance(body, str):
-            return None, body[:500]
+            return None, body[:500], ()
     if isinstance(body, list) and body:  # Gemini's compatible endpoint wraps errors in a list
         body = body[0]
     if not isinstance(body, Mapping):
-        return None, ""
+        return None, "", ()
     err = body.get("error", body)
     if isinstance(err, str):
-        return None, err
+        return None, err, ()
     if not isinstance(err, Mapping):
-        return None, ""
+        return None, "", ()
+    labels = tuple(v for k in ("code", "type", "status") if isinstance(v := err.get(k), str))
     code = err.get("code")
     kind = code if isinstance(code, str) else err.get("type") or err.get("status")
     message = err.get("message")
     if not isinstance(message, str):
         message = str(message) if message is not None else ""
-    return (kind if isinstance(kind, str) else None), message
+    return (kind if isinstance(kind, str) else None), message, labels
 
 
 def openai_error_turn(
@@ -79,13 +84,15 @@ def openai_error_turn(
 ) -> Turn:
     """The ending an OpenAI-style error body implies.
 
-    ``context_length_exceeded`` (or a message saying so) is `context_exceeded`; Azure's
-    ``content_filter`` code is `filtered`; Groq's ``tool_use_failed`` for a generated call that
-    failed validation is `malformed_tool_call` (not when the model simply called no tool).
+    A context-overflow code in any label field, or a message saying so, is `context_exceeded`
+    (never for a 429 or a 5xx: rate limits speak of tokens too); Azure's ``content_filter``
+    code is `filtered`; Groq's ``tool_use_failed`` for a generated call that failed validation
+    is `malformed_tool_call` (not when the model simply called no tool).
     """
-    code, message = _error_object(body)
+    code, message, labels = _error_object(body)
     lowered = message.lower()
-    if code == "context_length_exceeded" or context_exceeded_message(message):
+    limited = status is not None and (status == 429 or status >= 500)
+    if not limited and context_exceeded(message, *labels):
         ending = Ending.CONTEXT_EXCEEDED
     elif code in ("content_filter", "content_policy_violation") or "content management policy" in (
         lowered

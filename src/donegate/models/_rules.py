@@ -22,11 +22,16 @@ from donegate.messages import (
 )
 
 __all__ = [
+    "CONTEXT_CODES",
+    "CUT_OFF",
+    "NO_REASON",
+    "context_exceeded",
     "context_exceeded_message",
     "decide",
     "error_turn",
     "has_visible_output",
     "make_turn",
+    "missing_reason",
 ]
 
 _NORMAL = (Ending.COMPLETE, Ending.TOOL_USE)
@@ -117,28 +122,78 @@ def error_turn(
     )
 
 
+CUT_OFF = "stream ended before its final event"
+"""The detail of a stream that stopped before its closing event."""
+
+NO_REASON = "no finish reason"
+"""The detail of a response that ended normally without saying why the model stopped."""
+
+
+def missing_reason(*, ended: bool) -> tuple[Ending, str]:
+    """The signal and detail of a turn whose provider gave no stop reason anywhere.
+
+    One rule for every format, streamed or not. A response that `ended` normally (a whole
+    body, or a stream that reached its closing event: ``[DONE]``, ``message_stop``, a closed
+    JSON array) but never said why the model stopped proves nothing about completion, and
+    nothing says a limit was hit: `error`, "no finish reason". A stream that stopped before
+    its closing event was cut off in transit: `truncated`.
+    """
+    return (Ending.ERROR, NO_REASON) if ended else (Ending.TRUNCATED, CUT_OFF)
+
+
+CONTEXT_CODES = frozenset(
+    {
+        "context_length_exceeded",  # OpenAI, Azure, Groq, Cerebras, DeepSeek, xAI
+        "context_window_exceeded",
+        "model_context_window_exceeded",
+        "too_many_prompt_tokens",  # Perplexity
+        "exceed_context_size_error",  # llama.cpp server
+        "contextwindowexceedederror",  # LiteLLM's exception name, as its proxy reports it
+    }
+)
+"""Error ``code``/``type`` values (lower-cased) that say the prompt does not fit."""
+
+_CONTEXT_NEEDLES = (
+    "context length",
+    "context_length",
+    "context window",
+    "contextwindowexceeded",  # LiteLLM: "litellm.ContextWindowExceededError: ..."
+    "maximum context",
+    "maximum prompt length",
+    "prompt length exceeds",
+    "prompt is too long",
+    "too many tokens",
+    "input is too long",
+    "exceeds the maximum number of tokens",
+    "input token count",
+    "reduce the length",
+    "too large for model",  # Mistral: "... too large for model with 32768 maximum context length"
+    "exceed context limit",
+    "context limit",
+    "prompt too long",
+    "maximum allowed number of input tokens",
+    "total length of all messages",  # Perplexity: "The total length of all messages is too long."
+    "longer than the maximum model length",  # vLLM: "The decoder prompt (length N) is longer..."
+    "too long to fit into the model",  # vLLM: "The prompt (total length N) is too long to fit..."
+    "available context size",  # llama.cpp: "request (N tokens) exceeds the available context size"
+    "input tokens exceed",  # "Input tokens exceed the configured limit of 272000 tokens."
+    "`inputs` tokens + `max_new_tokens`",  # Text Generation Inference (Hugging Face, Together)
+    "`inputs` must have less than",  # Text Generation Inference
+)
+
+
 def context_exceeded_message(message: str) -> bool:
     """True when an error message says the prompt does not fit the context window."""
     m = message.lower()
+    return any(needle in m for needle in _CONTEXT_NEEDLES)
+
+
+def context_exceeded(message: str, *codes: object) -> bool:
+    """True when an error's ``code``/``type`` fields or its message say the prompt does not fit.
+
+    Servers that speak one wire format word this differently: some only set a code
+    (``too_many_prompt_tokens``), some only a message, some put the code in ``type``.
+    """
     return any(
-        needle in m
-        for needle in (
-            "context length",
-            "context_length",
-            "context window",
-            "maximum context",
-            "maximum prompt length",
-            "prompt length exceeds",
-            "prompt is too long",
-            "too many tokens",
-            "input is too long",
-            "exceeds the maximum number of tokens",
-            "input token count",
-            "reduce the length",
-            "too large for model",
-            "exceed context limit",
-            "context limit",
-            "prompt too long",
-            "maximum allowed number of input tokens",
-        )
-    )
+        isinstance(c, str) and c.lower() in CONTEXT_CODES for c in codes
+    ) or context_exceeded_message(message)

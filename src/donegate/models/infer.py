@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import importlib
+import os
 from typing import Any, TypeGuard
 
+from donegate._extras import require
 from donegate.errors import MissingExtra, UserError
 from donegate.models.base import Model
 
@@ -26,6 +28,20 @@ _PROVIDERS: dict[str, tuple[str, str, str, str, str]] = {
     "gemini": ("donegate.models.google", "GeminiModel", "google.genai", "Client", "gemini"),
 }
 
+# provider prefix -> the environment variables its SDK reads an API key from
+_OPENAI_KEYS = ("OPENAI_API_KEY",)
+_GEMINI_KEYS = ("GEMINI_API_KEY", "GOOGLE_API_KEY")
+_KEYS: dict[str, tuple[str, ...]] = {
+    "openai": _OPENAI_KEYS,
+    "openai-chat": _OPENAI_KEYS,
+    "openai-responses": _OPENAI_KEYS,
+    "anthropic": ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN"),
+    "google": _GEMINI_KEYS,
+    "gemini": _GEMINI_KEYS,
+}
+# provider prefix -> the variable that switches it to keyless auth (Vertex AI: Google ADC)
+_KEYLESS = {"google": "GOOGLE_GENAI_USE_VERTEXAI", "gemini": "GOOGLE_GENAI_USE_VERTEXAI"}
+
 # SDK package of a client object -> provider prefix
 _CLIENT_PACKAGES = {"openai": "openai", "anthropic": "anthropic", "google": "google"}
 
@@ -38,6 +54,23 @@ def _is_model(value: Any) -> TypeGuard[Model]:
 def _model_class(provider: str) -> Any:
     module, cls, *_ = _PROVIDERS[provider]
     return getattr(importlib.import_module(module), cls)
+
+
+def _check_key(model: str, provider: str) -> None:
+    """A missing API key is one line naming the variable, not the SDK's error at first call."""
+    keyless = _KEYLESS.get(provider)
+    if keyless and os.environ.get(keyless, "").lower() in ("1", "true", "yes"):
+        return
+    names = _KEYS.get(provider, ())
+    if not names or any(os.environ.get(n) for n in names):
+        return
+    if provider in ("google", "gemini"):
+        wanted = " or ".join(names)
+    else:
+        wanted = f"{names[0]} (or {', '.join(names[1:])})" if len(names) > 1 else names[0]
+    hint = " (any value, for a compatible server at OPENAI_BASE_URL that takes none)"
+    suffix = hint if names == _OPENAI_KEYS else ""
+    raise UserError(f"{model} needs an API key: set {wanted}{suffix}")
 
 
 def infer_model(model: Model | str | Any, *, model_name: str | None = None) -> Model:
@@ -58,10 +91,15 @@ def infer_model(model: Model | str | Any, *, model_name: str | None = None) -> M
                 f"{', '.join(sorted(_PROVIDERS))}"
             )
         _, _, sdk, client_cls, extra = _PROVIDERS[provider]
+        require(extra)  # every missing package of the extra, in one line
+        _check_key(model, provider)
         try:
             client = getattr(importlib.import_module(sdk), client_cls)()
         except ImportError:
             raise MissingExtra(sdk, extra) from None
+        except Exception as exc:  # each SDK has its own error for a client it cannot build
+            message = " ".join(str(exc).split())[:300]
+            raise UserError(f"{model}: cannot create the {provider} client: {message}") from None
         return _model_class(provider)(client, name)  # type: ignore[no-any-return]
     package = type(model).__module__.split(".")[0]
     client_provider = _CLIENT_PACKAGES.get(package)

@@ -27,7 +27,7 @@ from donegate.messages import (
     Usage,
 )
 from donegate.models import _openai_common as common
-from donegate.models._rules import error_turn, make_turn
+from donegate.models._rules import error_turn, make_turn, missing_reason
 from donegate.models._sse import accumulate, iter_sse
 from donegate.models.base import ModelRequest, ModelSettings, ToolSpec, WireResponse
 
@@ -60,10 +60,18 @@ _FINISH: dict[Ending, str] = {
 }
 
 
-def _signal(reason: Any) -> Ending:
-    if isinstance(reason, str):
-        return _SIGNALS.get(reason, Ending.ERROR)
-    return Ending.ERROR
+def _signal(reason: Any, *, ended: bool = True) -> tuple[Ending, str | None]:
+    """The signal of a ``finish_reason`` and its detail; an unknown reason is an error.
+
+    With no reason at all the shared rule applies: a normal end (a whole body, a stream that
+    reached ``[DONE]``) is an error, a stream cut off before it is truncated.
+    """
+    if reason is None:
+        return missing_reason(ended=ended)
+    signal = _SIGNALS.get(reason) if isinstance(reason, str) else None
+    if signal is None:
+        return Ending.ERROR, f"unknown finish_reason {reason!r}"
+    return signal, None
 
 
 def _usage(raw: Any) -> Usage:
@@ -192,12 +200,15 @@ class OpenAIChat:
                 _function(legacy, "call_0", {"legacy": True}, "choices[0].message.function_call")
             )
         reason = choice.get("finish_reason")
+        signal, detail = _signal(reason)
+        if reason == "content_filter":
+            detail = common.filter_detail(choice)
         return make_turn(
             api=API,
-            signal=_signal(reason),
+            signal=signal,
             parts=parts,
             raw_reason=reason if isinstance(reason, str) else None,
-            detail=common.filter_detail(choice) if reason == "content_filter" else None,
+            detail=detail,
             usage=_usage(body.get("usage")),
             model=body.get("model") if isinstance(body.get("model"), str) else None,
             response_id=body.get("id") if isinstance(body.get("id"), str) else None,
@@ -482,23 +493,13 @@ class _ChatStream:
                 parts=parts,
                 usage=self.usage,
             )
-        if self.reason is None:
-            return make_turn(
-                api=API,
-                signal=Ending.TRUNCATED,
-                parts=parts,
-                raw_reason=None,
-                detail="stream ended before its final event",
-                usage=self.usage,
-                model=self.model,
-                response_id=self.id,
-            )
+        signal, detail = _signal(self.reason, ended=self.done)
         return make_turn(
             api=API,
-            signal=_signal(self.reason),
+            signal=signal,
             parts=parts,
             raw_reason=self.reason,
-            detail=self.filtered,
+            detail=self.filtered or detail,
             usage=self.usage,
             model=self.model,
             response_id=self.id,

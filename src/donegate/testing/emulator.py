@@ -37,7 +37,6 @@ The HTTP side (starlette + uvicorn, the ``server`` extra) lives in `donegate.tes
 
 from __future__ import annotations
 
-import json
 import logging
 import os
 import threading
@@ -51,6 +50,7 @@ from donegate.errors import DonegateError, UnsupportedTurn, UserError, WireForma
 from donegate.messages import Turn
 from donegate.models.registry import wire_format
 from donegate.testing import _routes
+from donegate.testing._redact import log_line
 from donegate.testing._routes import Incoming, Reply, Route, error_reply
 from donegate.testing._side import side_turn
 from donegate.testing.player import Responder, ScriptedModel
@@ -389,7 +389,7 @@ class Emulator:
 
     def _log_line(self, entry: dict[str, Any]) -> str:
         """The line ``--log`` writes for `entry`: the one place request bodies reach a file."""
-        return json.dumps(entry, ensure_ascii=False) + "\n"
+        return log_line(entry, self.recorder) + "\n"
 
     # -- proxy mode --------------------------------------------------------------------------
 

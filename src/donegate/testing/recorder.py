@@ -8,18 +8,18 @@ Two ways in, one `Recorder`:
 
 `Recorder.build` writes the assistant turns as script turns: provider ids become ``c1, c2, ...``,
 timestamps, usage, model names and request ids are dropped (they change between identical runs),
-secrets are redacted (API keys, bearer tokens, and any pattern the caller adds), and tool stubs
-come from the tool results the client sent back. `Recorder.save` then replays the script through
-a `ScriptedModel`, turn by turn over the same wire format (and, for a conversation shaped like
-donegate's loop, through the loop with the stubs), and raises `RecordingMismatch` instead of
-writing a file that would not reproduce the run.
+secrets are redacted (by key, by structure and by shape, see `donegate.testing._redact`, plus
+any pattern the caller adds; the same `Redactor` cleans the emulator's request log), and tool
+stubs come from the tool results the client sent back. `Recorder.save` then replays the script
+through a `ScriptedModel`, turn by turn over the same wire format (and, for a conversation
+shaped like donegate's loop, through the loop with the stubs), and raises `RecordingMismatch`
+instead of writing a file that would not reproduce the run.
 """
 
 from __future__ import annotations
 
 import json
 import os
-import re
 import threading
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
@@ -31,6 +31,7 @@ import yaml
 from donegate.errors import MissingExtra, UserError
 from donegate.messages import Turn
 from donegate.testing import _replay
+from donegate.testing._redact import DEFAULT_SECRET_PATTERNS, REDACTED, Redactor
 
 try:
     import httpx2
@@ -48,20 +49,6 @@ __all__ = [
     "api_for_path",
 ]
 
-REDACTED = "[REDACTED]"
-"""What a redacted secret becomes."""
-
-DEFAULT_SECRET_PATTERNS: tuple[str, ...] = (
-    r"sk-ant-[A-Za-z0-9_\-]{8,}",  # Anthropic keys
-    r"sk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_\-]{16,}",  # OpenAI keys
-    r"AIza[0-9A-Za-z_\-]{20,}",  # Google API keys
-    r"(?i)bearer\s+[A-Za-z0-9._~+/=\-]{8,}",  # bearer tokens in any text
-    r"gh[pousr]_[A-Za-z0-9]{20,}",  # GitHub tokens
-    r"xox[abprs]-[A-Za-z0-9\-]{10,}",  # Slack tokens
-    r"AKIA[0-9A-Z]{16}",  # AWS access key ids
-)
-"""Secrets redacted from every recording; add your own with ``patterns=``."""
-
 
 class RecordingMismatch(UserError):
     """A recording whose script does not replay to the recorded conversation; nothing saved."""
@@ -73,29 +60,6 @@ def api_for_path(path: str) -> tuple[str, bool] | None:
 
     r = route("POST", path, {}, "alt=sse")
     return (r.api, r.stream) if r.kind == "model" and r.api else None
-
-
-class Redactor:
-    """Replaces secrets in every string of a JSON-like value."""
-
-    def __init__(self, patterns: Iterable[str] = ()) -> None:
-        self.patterns = [re.compile(p) for p in (*DEFAULT_SECRET_PATTERNS, *patterns)]
-        """The compiled patterns, defaults first."""
-
-    def text(self, value: str) -> str:
-        """`value` with every match replaced by ``[REDACTED]``."""
-        for pattern in self.patterns:
-            value = pattern.sub(REDACTED, value)
-        return value
-
-    def __call__(self, value: Any) -> Any:
-        if isinstance(value, str):
-            return self.text(value)
-        if isinstance(value, Mapping):
-            return {k: self(v) for k, v in value.items()}
-        if isinstance(value, list | tuple):
-            return [self(v) for v in value]
-        return value
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -127,7 +91,7 @@ class Recorder:
 
     def __init__(self, *, patterns: Iterable[str] = (), verify: str = "auto") -> None:
         self.redact = Redactor(patterns)
-        """Applied to everything written."""
+        """Applied to everything written: the script, and the emulator's ``--log`` lines."""
         self.verify = verify
         """``auto`` (the loop replay only for loop-shaped runs), ``turns`` or ``loop``."""
         self.exchanges: list[Exchange] = []

@@ -31,15 +31,14 @@ field (``refund.yaml: turns[3].ending: unknown ending 'done'; ...``).
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any, NoReturn
 
 import yaml
 
+from donegate._files import BoundedLoader, load_data
 from donegate.errors import ScriptError, UserError
 from donegate.finish import FinishTool, as_finish_tool
 from donegate.loop import Status
@@ -101,6 +100,8 @@ _USAGE = ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tok
           "reasoning_tokens")  # fmt: skip
 _ENDINGS = tuple(e.value for e in Ending)
 _STATUSES = tuple(s.value for s in Status)
+MAX_SCRIPT_BYTES = 16 * 1024 * 1024
+"""Scripts may hold recorded sessions, so their cap is above a task file's 4 MiB."""
 _CONTEXT_MESSAGE = "prompt is too long: the conversation exceeds the maximum context length"
 
 
@@ -254,8 +255,8 @@ def describe_turn(turn: Turn, fault: Fault | None = None) -> str:
 # -- loading ---------------------------------------------------------------------------------
 
 
-class _Loader(yaml.SafeLoader):
-    """A safe loader that rejects duplicate keys instead of keeping the last one."""
+class _Loader(BoundedLoader):
+    """A safe loader, bounded in depth and size, that rejects duplicate keys."""
 
 
 def _mapping(loader: yaml.SafeLoader, node: yaml.MappingNode) -> dict[Any, Any]:
@@ -279,25 +280,8 @@ _Loader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _mapping
 def load_script(path: str | os.PathLike[str]) -> Script:
     """Read and parse a script file: ``.json`` as JSON, anything else as YAML."""
     source = os.fspath(path)
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-    except OSError as exc:
-        raise ScriptError(f"cannot read the script: {exc.strerror or exc}", source=source) from None
-    if source.endswith(".json"):
-        try:
-            data = json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise ScriptError(
-                f"not valid JSON: {exc.msg}", source=source, field=f"line {exc.lineno}"
-            ) from None
-    else:
-        try:
-            data = yaml.load(text, Loader=_Loader)  # a SafeLoader subclass
-        except yaml.YAMLError as exc:
-            mark = getattr(exc, "problem_mark", None)
-            problem = getattr(exc, "problem", None) or str(exc)
-            where = f"line {mark.line + 1}" if mark is not None else None
-            raise ScriptError(f"not valid YAML: {problem}", source=source, field=where) from None
+    data = load_data(path, source=source, what="script", limit=MAX_SCRIPT_BYTES, loader=_Loader,
+                     error=ScriptError)  # fmt: skip
     return parse_script(data, source=source)
 
 

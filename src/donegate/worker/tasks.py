@@ -9,10 +9,18 @@ from typing import Any
 
 from donegate.harness.escalation import render_markdown
 from donegate.harness.runner import TaskResult
-from donegate.harness.spec import TaskSpec, load_task, validate_task
+from donegate.harness.spec import TaskSpec, TaskSpecError, load_task, validate_task
 from donegate.store import Lease, Outcome, TaskRecord, TaskStore
 
-__all__ = ["INSTRUCTIONS_HEADER", "failed", "outcome_of", "spec_data", "spec_for", "submit"]
+__all__ = [
+    "INSTRUCTIONS_HEADER",
+    "failed",
+    "outcome_of",
+    "prepare",
+    "spec_data",
+    "spec_for",
+    "submit",
+]
 
 INSTRUCTIONS_HEADER = "Instructions from the person who reviewed this task:"
 """Put before a reviewer's requeue instructions in the prompt."""
@@ -23,26 +31,73 @@ def spec_data(spec: TaskSpec) -> dict[str, Any]:
     return spec.model_dump(mode="json", by_alias=True, exclude_defaults=True)
 
 
+def prepare(
+    spec: TaskSpec | Mapping[str, Any] | str | os.PathLike[str],
+    *,
+    task_id: str | None = None,
+    model: str | None = None,
+    base: str | os.PathLike[str] | None = None,
+    source: str | None = None,
+) -> TaskSpec:
+    """The spec `submit` stores: one that runs the same from any worker, wherever it started.
+
+    The workdir becomes an absolute path (none, or a relative one, is taken against `base`: the
+    task file's folder for a file, else the current directory), and so does a ``script:FILE``
+    model or verifier. `model` overrides the spec's (a relative script against the current
+    directory) and `task_id` its id. A spec left with no model is a `TaskSpecError` here, not a
+    failure at run time. Preparing a prepared spec changes nothing.
+    """
+    if isinstance(spec, str | os.PathLike):
+        source = source or os.fspath(spec)
+        base = base if base is not None else Path(spec).resolve().parent
+        spec = load_task(Path(spec))
+    elif not isinstance(spec, TaskSpec):
+        spec = validate_task(dict(spec), source=source)
+    root = Path(base) if base is not None else Path.cwd()
+    data = spec_data(spec)
+    data["workdir"] = str((root / (spec.workdir or ".")).resolve())
+    for field in ("model", "verifier"):
+        if isinstance(data.get(field), str):
+            data[field] = _anchored(data[field], root)
+    if model is not None:
+        data["model"] = _anchored(model, Path.cwd())
+    if task_id is not None:
+        data["id"] = task_id
+    spec = validate_task(data, source=source)
+    if spec.model is None:
+        raise TaskSpecError(
+            "no model: set `model` in the task, or pass one (submit --model M)",
+            source=source or f"task {spec.id}",
+            field="model",
+        )
+    return spec
+
+
 def submit(
     spec: TaskSpec | Mapping[str, Any] | str | os.PathLike[str],
     store: TaskStore,
     *,
     task_id: str | None = None,
     max_attempts: int = 5,
+    model: str | None = None,
+    base: str | os.PathLike[str] | None = None,
+    source: str | None = None,
 ) -> tuple[TaskRecord, bool]:
-    """Queue a task (a `TaskSpec`, its dict, or a task file); idempotent on the task id.
+    """Queue a task (a `TaskSpec`, its dict, or a task file) as `prepare` makes it.
 
-    The id is `task_id` when given, else the spec's own. Resubmitting an id with the same spec
-    returns the stored task and False; with a different spec it is a `UserError`. A malformed
-    task file raises a one-line `TaskSpecError` before anything is written.
+    Idempotent on the task id: resubmitting an id with the same spec returns the stored task
+    and False; with a different spec it is a `UserError`. A malformed task file, or a task
+    without a model, raises a one-line `TaskSpecError` before anything is written.
     """
-    if isinstance(spec, str | os.PathLike):
-        spec = load_task(Path(spec))
-    elif not isinstance(spec, TaskSpec):
-        spec = validate_task(dict(spec))
-    if task_id is not None and task_id != spec.id:
-        spec = spec.model_copy(update={"id": task_id})
+    spec = prepare(spec, task_id=task_id, model=model, base=base, source=source)
     return store.submit(spec.id, spec_data(spec), type=spec.type, max_attempts=max_attempts)
+
+
+def _anchored(name: str, root: Path) -> str:
+    """A ``script:FILE`` model with FILE made absolute against `root`; others as they are."""
+    if not name.startswith("script:"):
+        return name
+    return f"script:{(root / name.removeprefix('script:')).resolve()}"
 
 
 def spec_for(lease: Lease) -> TaskSpec:

@@ -22,7 +22,13 @@ from donegate.messages import (
     Turn,
     Usage,
 )
-from donegate.models._rules import context_exceeded_message, error_turn, make_turn
+from donegate.models._rules import (
+    CUT_OFF,
+    context_exceeded,
+    error_turn,
+    make_turn,
+    missing_reason,
+)
 
 __all__ = [
     "API",
@@ -37,7 +43,7 @@ __all__ = [
 ]
 
 API = "anthropic-messages"
-STREAM_CUT = "stream ended before its final event"
+STREAM_CUT = CUT_OFF
 """The detail of a stream that stopped before ``message_stop``."""
 
 SIGNALS: dict[str, Ending] = {
@@ -200,18 +206,16 @@ def stop_turn(
     """The turn for a finished message: the stop reason is the signal, the content decides.
 
     ``refusal`` puts ``stop_details.category`` in the detail and its explanation in a
-    `RefusalPart`. A missing ``stop_reason`` is an error unless the content holds a complete
-    tool call (the only case whose meaning is clear); an unknown one is an error, kept raw.
+    `RefusalPart`. A missing ``stop_reason`` is the shared rule's error ("no finish reason"),
+    even beside a tool call: nothing says the call is whole; an unknown one is an error, kept raw.
     """
     detail: str | None = None
     if isinstance(stop_reason, str):
         signal = SIGNALS.get(stop_reason, Ending.ERROR)
         if signal is Ending.ERROR:
             detail = f"unknown stop_reason {stop_reason!r}"
-    elif any(isinstance(p, ToolCall) for p in parts):
-        signal = Ending.TOOL_USE
     else:
-        signal, detail = Ending.ERROR, "no stop_reason"
+        signal, detail = missing_reason(ended=True)
     if signal is Ending.REFUSED and isinstance(stop_details, Mapping):
         category = stop_details.get("category")
         detail = category if isinstance(category, str) else None
@@ -262,7 +266,7 @@ def error_fields(body: Any) -> tuple[str | None, str]:
 
 def error_ending(kind: str | None, message: str) -> Ending:
     """What an error says: the prompt does not fit, output was filtered, or a plain error."""
-    if context_exceeded_message(message):
+    if context_exceeded(message, kind):
         return Ending.CONTEXT_EXCEEDED
     lowered = message.lower()
     if kind == "content_filter" or any(n in lowered for n in _FILTER_NEEDLES):

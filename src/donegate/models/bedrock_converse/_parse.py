@@ -68,7 +68,8 @@ def parse_usage(raw: Any) -> Usage:
 def stop_signal(reason: Any) -> tuple[Ending, str | None, str | None]:
     """``(signal, raw_reason, detail)`` for a ``stopReason`` value."""
     if reason is None:
-        return Ending.ERROR, None, "the response has no stopReason"
+        missing, why = _rules.missing_reason(ended=True)
+        return missing, None, why
     if not isinstance(reason, str):
         raise fail("stopReason", f"expected a string, got {type(reason).__name__}")
     signal = _SIGNALS.get(reason)
@@ -216,7 +217,7 @@ def _error_ending(status: int | None, kind: str | None, message: str) -> Ending:
     if kind is not None and "throttl" in kind.lower():
         return Ending.ERROR
     lowered = message.lower()
-    if _rules.context_exceeded_message(message) or any(n in lowered for n in _CONTEXT_NEEDLES):
+    if _rules.context_exceeded(message, kind) or any(n in lowered for n in _CONTEXT_NEEDLES):
         return Ending.CONTEXT_EXCEEDED
     if any(n in lowered for n in _FILTER_NEEDLES):
         return Ending.FILTERED

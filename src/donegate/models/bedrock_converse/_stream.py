@@ -73,6 +73,7 @@ class BedrockConverseStream:
         self._blocks: dict[int, _Block] = {}
         self._stop: str | None = None
         self._stopped = False
+        self._ended = False  # ``metadata``, the stream's last event, seen
         self._usage = Usage()
         self._error: tuple[str, str] | None = None
 
@@ -134,6 +135,7 @@ class BedrockConverseStream:
             self._stopped = True
         elif kind == "metadata":
             self._usage = parse_usage(value.get("usage"))
+            self._ended = True
         return ""
 
     def _delta(self, value: dict[str, Any]) -> str:
@@ -162,7 +164,8 @@ class BedrockConverseStream:
         return ""
 
     def finish(self) -> Turn:
-        """The turn: an exception event is an error; no ``messageStop`` means truncated."""
+        """The turn: an exception event is an error; no ``messageStop`` is the shared missing-reason
+        rule (``metadata`` is the normal end)."""
         parts = [self._blocks[i].part() for i in sorted(self._blocks)]
         if self._error is not None:
             kind, message = self._error
@@ -176,12 +179,13 @@ class BedrockConverseStream:
                 usage=self._usage,
             )
         if not self._stopped:
+            missing, why = _rules.missing_reason(ended=self._ended)
             return _rules.make_turn(
                 api=API,
-                signal=Ending.TRUNCATED,
+                signal=missing,
                 parts=parts,
                 raw_reason=None,
-                detail="stream ended before its final event",
+                detail=why,
                 usage=self._usage,
             )
         signal, raw, detail = stop_signal(self._stop)

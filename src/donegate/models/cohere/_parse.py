@@ -62,7 +62,8 @@ def parse_usage(raw: Any) -> Usage:
 def stop_signal(reason: Any, path: str) -> tuple[Ending, str | None, str | None]:
     """``(signal, raw_reason, detail)`` for a ``finish_reason`` value."""
     if reason is None:
-        return Ending.ERROR, None, "the response has no finish_reason"
+        missing, why = _rules.missing_reason(ended=True)
+        return missing, None, why
     if not isinstance(reason, str):
         raise fail(path, f"expected a string, got {type(reason).__name__}")
     signal = _SIGNALS.get(reason.upper())
@@ -198,20 +199,22 @@ def error_fields(body: Any) -> tuple[str | None, str]:
     ), message
 
 
-def _context_exceeded(message: str) -> bool:
+def _context_exceeded(message: str, kind: str | None) -> bool:
     """Cohere's "too many tokens: ..." covers the prompt and the output limit; only the first
     is the context window ("max tokens must be less than or equal to ..." is a bad setting)."""
     lowered = message.lower()
     if "max tokens must" in lowered or "maximum output" in lowered:
         return False
-    return _rules.context_exceeded_message(message)
+    return _rules.context_exceeded(message, kind)
 
 
 def error_turn(status: int | None, body: Any, retry_after: float | None) -> Turn:
     kind, message = error_fields(body)
     client_error = status is None or (400 <= status < 500 and status != 429)
     ending = (
-        Ending.CONTEXT_EXCEEDED if client_error and _context_exceeded(message) else Ending.ERROR
+        Ending.CONTEXT_EXCEEDED
+        if client_error and _context_exceeded(message, kind)
+        else Ending.ERROR
     )
     return _rules.error_turn(
         api=API,

@@ -63,6 +63,7 @@ class CohereStream:
         self._v1_parts: list[Part] = []
         self._finish: str | None = None
         self._finished = False
+        self._done = False  # ``[DONE]`` seen: the stream reached its normal end
         self._failure: str | None = None
         self._usage = Usage()
         self._id: str | None = None
@@ -70,7 +71,10 @@ class CohereStream:
 
     def feed(self, event: str | None, data: str) -> str:
         """Take one event; return the visible text it added."""
-        if self._error is not None or data.strip() == "[DONE]":
+        if self._error is not None:
+            return ""
+        if data.strip() == "[DONE]":
+            self._done = True
             return ""
         try:
             payload = json.loads(data)
@@ -193,7 +197,8 @@ class CohereStream:
             )
         detail: str | None
         if not self._finished:
-            signal, raw, detail = Ending.TRUNCATED, None, "stream ended before its final event"
+            signal, detail = _rules.missing_reason(ended=self._done)
+            raw = None
         else:
             signal, raw, detail = stop_signal(self._finish, "finish_reason")
             detail = self._failure or detail

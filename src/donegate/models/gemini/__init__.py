@@ -3,7 +3,8 @@
 Signals: ``candidates[0].finishReason`` (``STOP``, ``MAX_TOKENS``, the filter reasons, the
 rejected-call reasons), ``promptFeedback.blockReason`` when no candidate came back, and Google
 API error bodies. Streams are ``alt=sse`` events or, without it, one JSON array of the same
-chunks; both read the same way.
+chunks; both read the same way. Integer enums (``$alt=json;enum-encoding=int``) are read as
+their names (`_enums`).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from donegate.errors import WireFormatError
 from donegate.messages import Turn
 from donegate.models._sse import iter_sse
 from donegate.models.base import ModelRequest, WireResponse
+from donegate.models.gemini._enums import decode_request
 from donegate.models.gemini._errors import error_turn_for
 from donegate.models.gemini._parse import API, array_items, parse_body
 from donegate.models.gemini._render import render_response
@@ -37,6 +39,7 @@ class Gemini:
                 if not isinstance(chunk, Mapping):
                     raise WireFormatError(API, "a chunk must be an object", path=f"[{i}]")
                 acc.take(chunk)
+            acc.end()
             return acc.finish()
         turn = parse_body(body)
         if turn is None:  # a 200 carrying {"error": {...}}
@@ -55,8 +58,14 @@ class Gemini:
         """Classify a whole stream: SSE text, or a (possibly cut-off) JSON array."""
         acc = GeminiStream()
         if text.lstrip().startswith("["):
-            for item in array_items(text):
-                acc.take(item)
+            items = array_items(text)
+            while True:
+                try:
+                    acc.take(next(items))
+                except StopIteration as stop:
+                    if stop.value:
+                        acc.end()
+                    break
         else:
             for event, data in iter_sse(text):
                 acc.feed(event, data)
@@ -67,8 +76,8 @@ class Gemini:
         return render_request(request)
 
     def parse_request(self, body: Mapping[str, Any]) -> ModelRequest:
-        """The canonical request a body describes."""
-        return parse_request(body)
+        """The canonical request a body describes (integer enums read as their names)."""
+        return parse_request(decode_request(body))
 
     def render_response(self, turn: Turn, *, stream: bool = False) -> WireResponse:
         """Gemini's HTTP answer for a turn; refused and paused turns raise `UnsupportedTurn`."""

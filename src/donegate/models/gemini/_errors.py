@@ -12,7 +12,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from donegate.messages import Ending, ErrorInfo, Part, Turn, Usage
-from donegate.models._rules import context_exceeded_message, error_turn
+from donegate.models._rules import context_exceeded, error_turn
 from donegate.models.base import WireResponse
 from donegate.models.gemini._parse import API
 
@@ -97,7 +97,7 @@ def _ending(status: int | None, kind: str | None, message: str) -> Ending:
     if status == 429 or kind == "RESOURCE_EXHAUSTED":
         return Ending.ERROR  # quota messages name "input_token_count" metrics
     lowered = message.lower()
-    if context_exceeded_message(message) or any(n in lowered for n in _CONTEXT_NEEDLES):
+    if context_exceeded(message, kind) or any(n in lowered for n in _CONTEXT_NEEDLES):
         return Ending.CONTEXT_EXCEEDED
     return Ending.ERROR
 

@@ -9,7 +9,7 @@ absence noted as ``synthetic_id`` so a request never sends a made-up id back.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Generator, Mapping, Sequence
 from typing import Any
 
 from donegate.errors import WireFormatError
@@ -24,7 +24,8 @@ from donegate.messages import (
     Turn,
     Usage,
 )
-from donegate.models._rules import make_turn
+from donegate.models._rules import make_turn, missing_reason
+from donegate.models.gemini._enums import decode_response
 
 __all__ = [
     "API",
@@ -65,8 +66,6 @@ MALFORMED_REASONS = frozenset(
 """Finish reasons where Gemini rejected the model's own function call(s)."""
 
 _TRUNCATED_REASONS = frozenset({"MAX_TOKENS", "CONTINUATION"})
-
-MISSING = "stream ended before its final event"
 
 
 def signal(reason: str) -> Ending:
@@ -213,9 +212,13 @@ def finish_turn(
     usage: Usage,
     model: str | None,
     response_id: str | None,
-    missing: Ending,
+    ended: bool,
 ) -> Turn:
-    """The turn for a candidate's finish reason; `missing` is the signal when there is none."""
+    """The turn for a candidate's finish reason.
+
+    With none (and no blocked prompt) the shared rule applies: a response that `ended` normally
+    (a whole body, a closed JSON array) is an error, a stream that just stopped is truncated.
+    """
     detail: str | None = None
     if reason is None:
         block = feedback.get("blockReason") if feedback is not None else None
@@ -223,11 +226,7 @@ def finish_turn(
             sig, reason = Ending.FILTERED, block
             detail = _blocked(block, feedback.get("safetyRatings"))
         else:
-            sig = missing
-            if missing is Ending.TRUNCATED:
-                detail = MISSING
-            else:
-                detail = "no candidates" if candidate is None else "no finishReason"
+            sig, detail = missing_reason(ended=ended)
     else:
         sig = signal(reason)
         message = candidate.get("finishMessage") if candidate is not None else None
@@ -253,6 +252,7 @@ def parse_body(body: Any) -> Turn | None:
         raise WireFormatError(API, f"expected an object, got {type(body).__name__}")
     if "error" in body and "candidates" not in body:
         return None
+    body = decode_response(body)
     candidates = body.get("candidates")
     if candidates is not None and not isinstance(candidates, list):
         raise WireFormatError(API, "expected a list", path="candidates")
@@ -274,21 +274,27 @@ def parse_body(body: Any) -> Turn | None:
         usage=parse_usage(body.get("usageMetadata")),
         model=model if isinstance(model, str) else None,
         response_id=rid if isinstance(rid, str) else None,
-        missing=Ending.ERROR,
+        ended=True,
     )
 
 
-def array_items(text: str) -> Iterator[Any]:
-    """The items of a JSON array stream (no ``alt=sse``), up to where it was cut off."""
+def array_items(text: str) -> Generator[Any, None, bool]:
+    """The items of a JSON array stream (no ``alt=sse``), up to where it was cut off.
+
+    The generator's return value (``StopIteration.value``) says whether the array was closed
+    by its ``]``: the stream's normal end.
+    """
     decoder = json.JSONDecoder()
     i, n = text.find("[") + 1, len(text)
     while True:
         while i < n and text[i] in " \t\r\n,":
             i += 1
-        if i >= n or text[i] == "]":
-            return
+        if i >= n:
+            return False
+        if text[i] == "]":
+            return True
         try:
             item, i = decoder.raw_decode(text, i)
         except ValueError:
-            return
+            return False
         yield item

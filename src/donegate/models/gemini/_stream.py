@@ -2,8 +2,9 @@
 
 Text and thoughts are concatenated across chunks into one part per run; function calls come
 whole, one per part; the finish reason and the final usage ride on the last chunk. A stream
-with no finish reason at the end was cut off (`Ending.TRUNCATED`); an ``{"error": ...}`` chunk
-breaks it (`Ending.ERROR`, partial output kept).
+with no finish reason follows the shared missing-reason rule (`end` marks a closed JSON array);
+an ``{"error": ...}`` chunk breaks it (`Ending.ERROR`, partial output kept). Every chunk's
+integer enums are named first, in the dialect the stream has shown so far.
 """
 
 from __future__ import annotations
@@ -13,7 +14,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from donegate.errors import WireFormatError
-from donegate.messages import Ending, Part, TextPart, ThinkingPart, ToolCall, Turn, Usage
+from donegate.messages import Part, TextPart, ThinkingPart, ToolCall, Turn, Usage
+from donegate.models.gemini._enums import Dialect, decode_response, dialect_of
 from donegate.models.gemini._errors import error_turn_for
 from donegate.models.gemini._parse import API, finish_turn, parse_parts, parse_usage
 
@@ -51,6 +53,8 @@ class GeminiStream:
         self._model: str | None = None
         self._id: str | None = None
         self._error: Any = None
+        self._dialect: Dialect | None = None
+        self._ended = False
 
     def feed(self, event: str | None, data: str) -> str:
         """Take one SSE event; non-JSON data (``[DONE]``, keep-alives) is ignored."""
@@ -69,6 +73,8 @@ class GeminiStream:
         if "error" in chunk and "candidates" not in chunk:
             self._error = chunk
             return ""
+        self._dialect = dialect_of(chunk) or self._dialect  # Vertex marks only some chunks
+        chunk = decode_response(chunk, self._dialect)
         if isinstance(chunk.get("modelVersion"), str):
             self._model = chunk["modelVersion"]
         if isinstance(chunk.get("responseId"), str):
@@ -94,7 +100,11 @@ class GeminiStream:
             self._add(part, delta)
         reason = cand.get("finishReason")
         if reason is not None and not isinstance(reason, str):
-            raise WireFormatError(API, "expected a string", path="candidates[0].finishReason")
+            raise WireFormatError(
+                API,
+                f"expected a string or an enum number, got {type(reason).__name__}",
+                path="candidates[0].finishReason",
+            )
         if reason:
             self._reason = reason
         for key in ("finishMessage", "safetyRatings"):
@@ -121,6 +131,14 @@ class GeminiStream:
         self._calls += isinstance(part, ToolCall)
         self._items.append(part)
 
+    def end(self) -> None:
+        """The stream reached its normal end (a JSON array's closing ``]``).
+
+        SSE has no closing event, so an ``alt=sse`` stream never calls this: with no finish
+        reason it reads as cut off (`truncated`), a closed array without one as an `error`.
+        """
+        self._ended = True
+
     def finish(self) -> Turn:
         """The turn the stream gave; never `complete` without a finish reason."""
         parts = [i.build() if isinstance(i, _Run) else i for i in self._items]
@@ -134,5 +152,5 @@ class GeminiStream:
             usage=self._usage,
             model=self._model,
             response_id=self._id,
-            missing=Ending.TRUNCATED,
+            ended=self._ended,
         )

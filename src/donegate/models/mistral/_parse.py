@@ -51,7 +51,8 @@ def parse_usage(raw: Any) -> Usage:
 def stop_signal(reason: Any, path: str) -> tuple[Ending, str | None, str | None]:
     """``(signal, raw_reason, detail)`` for a ``finish_reason`` value."""
     if reason is None:
-        return Ending.ERROR, None, "the choice has no finish_reason"
+        missing, why = _rules.missing_reason(ended=True)
+        return missing, None, why
     if not isinstance(reason, str):
         raise fail(path, f"expected a string, got {type(reason).__name__}")
     signal = _SIGNALS.get(reason)
@@ -204,7 +205,7 @@ def error_turn(status: int | None, body: Any, retry_after: float | None) -> Turn
     kind, message = error_fields(body)
     ending = Ending.ERROR
     client_error = status is None or (400 <= status < 500 and status != 429)
-    if client_error and _rules.context_exceeded_message(message):
+    if client_error and _rules.context_exceeded(message, kind):
         ending = Ending.CONTEXT_EXCEEDED
     return _rules.error_turn(
         api=API,

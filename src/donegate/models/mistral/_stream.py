@@ -51,6 +51,7 @@ class MistralStream:
         self._calls: dict[int, _StreamCall] = {}
         self._finish: str | None = None
         self._finished = False
+        self._done = False  # ``[DONE]`` seen: the stream reached its normal end
         self._usage = Usage()
         self._id: str | None = None
         self._model: str | None = None
@@ -67,7 +68,10 @@ class MistralStream:
 
     def feed(self, event: str | None, data: str) -> str:
         """Take one chunk; return the visible text it added."""
-        if self._error is not None or data.strip() == "[DONE]":
+        if self._error is not None:
+            return ""
+        if data.strip() == "[DONE]":
+            self._done = True
             return ""
         try:
             chunk = json.loads(data)
@@ -156,7 +160,8 @@ class MistralStream:
             )
         detail: str | None
         if not self._finished:
-            signal, raw, detail = Ending.TRUNCATED, None, "stream ended before its final event"
+            signal, detail = _rules.missing_reason(ended=self._done)
+            raw = None
         else:
             signal, raw, detail = stop_signal(self._finish, "finish_reason")
         return _rules.make_turn(

@@ -15,7 +15,7 @@ from typing import Any
 
 from donegate.messages import Ending, Part, Turn, Usage
 from donegate.models import _openai_common as common
-from donegate.models._rules import error_turn, make_turn
+from donegate.models._rules import error_turn, make_turn, missing_reason
 from donegate.models.openai_responses._items import API, fail, parse_items
 
 __all__ = ["parse_body", "parse_error", "stream_error", "usage_of"]
@@ -25,11 +25,10 @@ _INCOMPLETE: dict[str, Ending] = {
     "content_filter": Ending.FILTERED,
 }
 
-_UNFINISHED: dict[str | None, str] = {
+_UNFINISHED: dict[str, str] = {
     "cancelled": "the response was cancelled",
     "queued": "the background response is still queued",
     "in_progress": "the background response is still in progress",
-    None: "the response has no status",
 }
 
 _POLICY_CODES = frozenset(
@@ -143,11 +142,23 @@ def parse_body(body: Any, output: list[Any] | None = None) -> Turn:
             model=model,
             response_id=rid,
         )
-    elif status is None or isinstance(status, str):
+    elif status is None and not details:
+        signal, detail = missing_reason(ended=True)
+        return make_turn(
+            api=API,
+            signal=signal,
+            parts=parts,
+            raw_reason=None,
+            detail=detail,
+            usage=usage,
+            model=model,
+            response_id=rid,
+        )
+    elif isinstance(status, str):
         message = _UNFINISHED.get(status, f"unknown response status {status!r}")
         return stream_error(
-            {"error": {"code": status or "no_status", "message": message}},
-            raw_reason=status or "no_status",
+            {"error": {"code": status, "message": message}},
+            raw_reason=status,
             parts=parts,
             usage=usage,
             model=model,

@@ -13,8 +13,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from donegate.messages import Ending, Turn
-from donegate.models._rules import make_turn
+from donegate.messages import Turn
+from donegate.models._rules import make_turn, missing_reason
 from donegate.models.openai_responses._items import API, parse_items
 from donegate.models.openai_responses._parse import parse_body, stream_error
 
@@ -30,7 +30,17 @@ _ARGS = frozenset(
 class ResponsesStream:
     """Accumulates one streamed response, event by event."""
 
-    __slots__ = ("_added", "_args", "_done", "_error", "_final", "_ids", "_meta", "_text")
+    __slots__ = (
+        "_added",
+        "_args",
+        "_done",
+        "_ended",
+        "_error",
+        "_final",
+        "_ids",
+        "_meta",
+        "_text",
+    )
 
     def __init__(self) -> None:
         self._added: dict[int, dict[str, Any]] = {}
@@ -42,6 +52,7 @@ class ResponsesStream:
         self._meta: dict[str, Any] = {}
         self._final: Any = None
         self._error: dict[str, Any] | None = None
+        self._ended = False  # ``[DONE]`` (compatible servers) seen: a normal end
 
     def _index(self, event: dict[str, Any]) -> int | None:
         index = event.get("output_index")
@@ -63,6 +74,7 @@ class ResponsesStream:
     def feed(self, event: str | None, data: str) -> str:
         """Take one SSE event; return the visible text it added."""
         if not data.startswith("{"):
+            self._ended = self._ended or data.strip() == "[DONE]"
             return ""  # keep-alives, ``[DONE]`` from compatible servers, garbage
         try:
             obj = json.loads(data)
@@ -131,7 +143,8 @@ class ResponsesStream:
         return items
 
     def finish(self) -> Turn:
-        """The turn; without a final event it is an error (``error`` event) or truncated."""
+        """The turn; without a final event it is an error (``error`` event, or ``[DONE]`` with no
+        status: the shared missing-reason rule) or truncated."""
         if self._final is not None:
             final = self._final
             if isinstance(final, dict) and not final.get("output") and (self._added or self._done):
@@ -144,12 +157,13 @@ class ResponsesStream:
             return stream_error(
                 self._error, raw_reason="error", parts=parts, model=model, response_id=rid
             )
+        signal, detail = missing_reason(ended=self._ended)
         return make_turn(
             api=API,
-            signal=Ending.TRUNCATED,
+            signal=signal,
             parts=parts,
             raw_reason=None,
-            detail="stream ended before its final event",
+            detail=detail,
             model=model,
             response_id=rid,
         )
