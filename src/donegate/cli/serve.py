@@ -47,9 +47,9 @@ def serve_command(host: str, port: int, tokens: tuple[str, ...], db: str | None)
         from donegate.server import create_app
     except ImportError as exc:
         raise MissingExtra(exc.name or "uvicorn", "server") from None
-    _can_listen(host, port)
-    store = store_from(db)
+    store = store_from(db, existing=True)  # a review UI never creates a store
     try:
+        _can_listen(host, port)
         web = create_app(store, token=parsed or None)
         shown = f"[{host}]" if ":" in host else host
         click.echo(f"donegate serve on http://{shown}:{port} ({store.url})", err=True)
