@@ -157,6 +157,7 @@ STORE_USERS = (
     ["escalations", "resolve", "1"],
     ["escalations", "approve", "1", "--by", "me"],
     ["stats"],
+    ["serve", "--port", "0"],
 )
 
 
@@ -203,6 +204,7 @@ def _cases() -> Iterator[Any]:
         ("tasks", "list", "--db", "store.db", "--limit"): ("0", "-1", "nan"),
         ("stats", "--db", "store.db", "--since"): ("nan", "-1h", "0h", "inf", "9" * 400 + "w"),
         ("emulate", "script.yaml", "--port"): ("-1", "70000", "nan"),
+        ("serve", "--db", "store.db", "--port"): ("-1", "70000", "nan"),
         ("record", "--upstream", "http://127.0.0.1:9", "-o", "out.yaml", "--port"): (
             "-1",
             "70000",
@@ -241,6 +243,10 @@ def _cases() -> Iterator[Any]:
                        ("model", "provider:model"), id="submit-bad-model")  # fmt: skip
     yield pytest.param(["run", "ok.yaml", "--workdir", "nowhere"], 2, ("workdir", "nowhere"),
                        id="run-no-workdir")  # fmt: skip
+    yield pytest.param(["serve", "--db", "store.db", "--host", "0.0.0.0"], 2,
+                       ("--host", "not a loopback"), id="serve-no-token")  # fmt: skip
+    yield pytest.param(["serve", "--db", "store.db", "--token", "ann:short"], 2,
+                       ("--token", "shorter than 16"), id="serve-weak-token")  # fmt: skip
     for args in (["tasks", "list"], ["escalations", "list"], ["stats"]):  # the default store
         yield pytest.param(args, 2, ("no store at", "home"), id=f"{'-'.join(args)}-default-db")
     yield pytest.param(["submit", "ok.yaml", "--db", "store.db", "--broker", "notaurl"], 2,

@@ -10,6 +10,7 @@ from __future__ import annotations
 import sqlalchemy as sa
 
 __all__ = [
+    "actions",
     "checklists",
     "effects",
     "escalations",
@@ -170,3 +171,23 @@ events = sa.Table(
     sa.Column("duration_s", sa.Float, nullable=False),
     sa.Column("at", sa.Float, nullable=False, index=True),
 )
+
+actions = sa.Table(
+    "actions",
+    metadata,
+    sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
+    sa.Column("at", sa.Float, nullable=False),
+    sa.Column("actor", sa.String(200), nullable=False),
+    sa.Column("action", sa.String(32), nullable=False),
+    sa.Column("task_id", sa.String(200), nullable=False),
+    sa.Column("escalation_id", sa.Integer, nullable=True),
+    sa.Column("detail", sa.Text, nullable=True),
+    sa.Index("ix_actions_task_at", "task_id", "at"),
+)
+"""What people did from the review UI (resolve, requeue, retry): who (a token's name) and when."""
+
+# Indexes the review UI's pages read through (r0004_actions): each list is one index range scan.
+sa.Index("ix_tasks_created", tasks.c.created_at)
+sa.Index("ix_tasks_type_created", tasks.c.type, tasks.c.created_at)
+sa.Index("ix_escalations_status_id", escalations.c.status, escalations.c.id)
+sa.Index("ix_events_type_at", events.c.task_type, events.c.at)

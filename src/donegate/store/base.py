@@ -28,17 +28,22 @@ from donegate.messages import Message, ToolCall, ToolResult, Turn
 __all__ = [
     "TASK_ID",
     "TERMINAL",
+    "Action",
+    "BrowseStore",
     "DiskFull",
     "Escalation",
     "Evidence",
     "Lease",
     "LeaseLost",
     "Outcome",
+    "QueueRow",
+    "RunJournal",
     "RunRecord",
     "StopRow",
     "StoreError",
     "StoreGone",
     "StoreUnavailable",
+    "TaskPage",
     "TaskRecord",
     "TaskStatus",
     "TaskStore",
@@ -493,4 +498,143 @@ class TaskStore(Protocol):
 
     def close(self) -> None:
         """Release connections."""
+        ...
+
+
+# -- the review UI (``donegate serve``): pages over the store, and who acted ---------------------
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class TaskPage:
+    """One page of tasks, newest first."""
+
+    tasks: list[TaskRecord]
+    """The page's tasks."""
+    next: tuple[float, str] | None
+    """The next (older) page's cursor: the last task's ``(created_at, id)``; None at the end."""
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class QueueRow:
+    """An entry of the human queue as a list shows it (the report stays in the store)."""
+
+    id: int
+    """The escalation's id."""
+    task_id: str
+    """The task escalated."""
+    task_type: str | None
+    """Its type."""
+    kind: str
+    """``escalation`` (a stuck task), or ``review`` where the store knows reviews."""
+    status: str
+    """``open``, ``resolved``, ``requeued``..."""
+    reason: str
+    """Why the task is stuck, one line."""
+    created_at: float
+    """When it was escalated (time waiting is measured from here)."""
+    continuations: int | None
+    """Automatic continuations the escalated run spent (None when no run ended it)."""
+    model_calls: int | None
+    """Model calls of that run."""
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class Action:
+    """Something a person did from the review UI."""
+
+    id: int
+    """Its id."""
+    at: float
+    """When."""
+    actor: str
+    """Who: the name of the token the request carried (``local`` on a tokenless loopback)."""
+    action: str
+    """``resolve``, ``requeue`` or ``retry``."""
+    task_id: str
+    """The task acted on."""
+    escalation_id: int | None = None
+    """The queue entry acted on, if any."""
+    detail: str | None = None
+    """The note or the instructions given."""
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class RunJournal:
+    """One run (claim) of a task with its journal: the turns it made and its transcript."""
+
+    run: RunRecord
+    """The run row."""
+    generation: int
+    """The task generation it ran (bumped by requeue and retry)."""
+    ending: str | None
+    """The last turn's ending, once the run ended."""
+    turns: Mapping[int, Turn] = field(default_factory=dict)
+    """Classified turns this run journaled, by step (a resumed run's replayed ones stay with the
+    run that made them)."""
+    messages: Sequence[tuple[int, Message]] = ()
+    """``(step, message)`` pairs of the run's transcript, in order."""
+
+
+class BrowseStore(TaskStore, Protocol):
+    """A `TaskStore` that also serves the review UI's pages and records its actions."""
+
+    def task_page(
+        self,
+        *,
+        status: str | None = None,
+        type: str | None = None,
+        text: str | None = None,
+        after: tuple[float, str] | None = None,
+        limit: int = 50,
+    ) -> TaskPage:
+        """Tasks newest first, filtered; `after` is the previous page's `TaskPage.next`.
+
+        `text` matches a substring of the id or the reason, case-insensitively.
+        """
+        ...
+
+    def task_types(self) -> list[str]:
+        """Every task type submitted, sorted."""
+        ...
+
+    def queue_page(
+        self, *, status: str | None = "open", after: int | None = None, limit: int = 50
+    ) -> list[QueueRow]:
+        """Queue entries oldest first; `after` is the last id of the previous page."""
+        ...
+
+    def queue_count(self, *, status: str = "open") -> int:
+        """Entries with this status."""
+        ...
+
+    def task_escalations(self, task_id: str) -> list[int]:
+        """Ids of a task's queue entries, oldest first."""
+        ...
+
+    def journals(self, task_id: str) -> list[RunJournal]:
+        """A task's runs, oldest first, each with its turns and transcript."""
+        ...
+
+    def stop_rows_of(self, *, since: float, task_type: str | None = None) -> list[StopRow]:
+        """Stop rows since a time, of one task type or all, oldest first."""
+        ...
+
+    def stop_types(self) -> list[str]:
+        """Task types that have stop rows, sorted."""
+        ...
+
+    def record_action(
+        self,
+        *,
+        actor: str,
+        action: str,
+        task_id: str,
+        escalation_id: int | None = None,
+        detail: str | None = None,
+    ) -> Action:
+        """Keep who did what, and when."""
+        ...
+
+    def actions(self, *, task_id: str, limit: int = 50) -> list[Action]:
+        """A task's actions, newest first."""
         ...

@@ -19,13 +19,14 @@ from sqlalchemy import exc
 from sqlalchemy.engine import Connection
 
 from donegate.errors import UserError
+from donegate.store._browse import BrowseMixin
 from donegate.store._codec import loads
 from donegate.store._db import Database, patient, resolve_url
 from donegate.store._journal import JournalMixin, put_checklist
 from donegate.store._leases import LeaseMixin
 from donegate.store._review import ReviewMixin
 from donegate.store._schema import escalations, runs, tasks
-from donegate.store.base import TASK_ID, TERMINAL, TaskRecord, TaskStore
+from donegate.store.base import TASK_ID, TERMINAL, BrowseStore, TaskRecord, TaskStore
 
 __all__ = ["RESERVE_BYTES", "SqlStore", "open_store"]
 
@@ -78,7 +79,7 @@ def _canonical(spec: Mapping[str, Any]) -> str:
     return json.dumps(spec, sort_keys=True, separators=(",", ":"), default=str)
 
 
-class SqlStore(LeaseMixin, JournalMixin, ReviewMixin):
+class SqlStore(LeaseMixin, JournalMixin, ReviewMixin, BrowseMixin):
     """A `TaskStore` on SQLAlchemy Core; build it with `open_store`."""
 
     def __init__(self, database: Database) -> None:
@@ -244,3 +245,7 @@ class SqlStore(LeaseMixin, JournalMixin, ReviewMixin):
 
 def _conforms(store: SqlStore) -> TaskStore:
     return store  # mypy checks here that SqlStore implements the protocol
+
+
+def _browses(store: SqlStore) -> BrowseStore:
+    return store  # and here that it serves the review UI
