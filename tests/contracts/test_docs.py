@@ -131,6 +131,15 @@ def _env(home: Path) -> dict[str, str]:
 
 def run_page(doc: Path, tmp: Path, monkeypatch: pytest.MonkeyPatch) -> int:
     """Run every executable block of `doc`; returns how many ran. Fails on the first misfit."""
+    saved = dict(os.environ)  # a page's Python may set variables: none outlives the page
+    try:
+        return _run_page(doc, tmp, monkeypatch)
+    finally:
+        os.environ.clear()
+        os.environ.update(saved)
+
+
+def _run_page(doc: Path, tmp: Path, monkeypatch: pytest.MonkeyPatch) -> int:
     text = doc.read_text(encoding="utf-8")
     cwd = ROOT if REPO_CWD in text else tmp / "work"
     cwd.mkdir(exist_ok=True)
