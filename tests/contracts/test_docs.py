@@ -27,6 +27,7 @@ import contextlib
 import io
 import os
 import re
+import runpy
 import subprocess
 import sys
 from dataclasses import dataclass
@@ -229,3 +230,53 @@ def test_the_wildcards() -> None:
     assert matches("path /tmp/.../x.json\n", "path /tmp/abc/def/x.json\n")
     assert not matches("a\nz\n", "a\nb\nz\n")
     assert not matches("path /tmp/.../x.json\n", "path /tmp/abc\n/x.json\n")
+
+
+def _generator() -> dict[str, object]:
+    return runpy.run_path(str(ROOT / "scripts" / "gen-cli-docs"), run_name="gen_cli_docs")
+
+
+def test_the_cli_page_is_generated_from_the_commands_help() -> None:
+    page = (ROOT / "docs" / "cli.md").read_text(encoding="utf-8")
+    render = _generator()["render"]
+    assert callable(render)
+    assert page == render(), "docs/cli.md is out of date: run scripts/gen-cli-docs"
+
+
+def test_the_cli_page_shows_what_the_commands_print() -> None:
+    # The generator renders help itself; a user's terminal must see the same text.
+    page = (ROOT / "docs" / "cli.md").read_text(encoding="utf-8")
+    shown = dict(re.findall(r"```text\n\$ (donegate[\w -]*?) --help\n(.*?)```", page, re.S))
+    listed = subprocess.run(
+        [sys.executable, "-m", "donegate", "--help"],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "COLUMNS": "80"},
+        check=True,
+    ).stdout
+    commands = re.findall(r"^  (\w[\w-]*)  ", listed.partition("Commands:")[2], re.M)
+    assert commands and all(f"donegate {c}" in shown for c in commands)
+    assert shown["donegate"] == listed
+    for path in ("donegate run", "donegate tasks show"):
+        out = subprocess.run(
+            [sys.executable, "-m", "donegate", *path.split()[1:], "--help"],
+            capture_output=True,
+            text=True,
+            env={**os.environ, "COLUMNS": "80"},
+            check=True,
+        ).stdout
+        assert shown[path] == out, path
+
+
+def test_the_generator_check_mode_sees_drift(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    generator = _generator()
+    stale = tmp_path / "cli.md"
+    stale.write_text("# an old page\n", encoding="utf-8")
+    main = generator["main"]
+    assert callable(main)
+    monkeypatch.setitem(main.__globals__, "PAGE", stale)
+    assert main(["--check"]) == 1
+    assert main([]) == 0
+    assert main(["--check"]) == 0
