@@ -280,3 +280,21 @@ def test_the_generator_check_mode_sees_drift(
     assert main(["--check"]) == 1
     assert main([]) == 0
     assert main(["--check"]) == 0
+
+
+def test_the_readme_command_table_lists_every_command_and_links_the_pages() -> None:
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    table = readme.partition("## Command line")[2].partition("\n## ")[0]
+    rows = re.findall(r"^\| `donegate ([\w-]+)", table, re.M)
+    listed = subprocess.run(
+        [sys.executable, "-m", "donegate", "--help"],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "COLUMNS": "80"},
+        check=True,
+    ).stdout
+    commands = re.findall(r"^  (\w[\w-]*)  ", listed.partition("Commands:")[2], re.M)
+    assert commands
+    assert [c for c in commands if c not in rows] == []
+    for page in ("cli", "tasks", "models", "config", "worker", "certificates", "testing"):
+        assert f"(docs/{page}.md)" in table, page
