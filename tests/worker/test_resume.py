@@ -151,7 +151,9 @@ def test_a_call_that_diverges_from_its_key_fails_the_task_and_runs_nothing(
     another call at step 1 than the one its key holds, recorded or in flight."""
     for name in ("recorded", "in-flight"):
         submit(task(name, effect_log.parent), store)
-        dead = store.claim("dead-worker", 0.05)
+        # this task by name: the first one's 0.05 s lease may already have run out on a busy
+        # machine, and a plain claim would hand it out again
+        dead = store.claim_task(name, "dead-worker", 0.05)
         assert dead is not None and dead.task_id == name
         call = ToolCall.from_args(id="c1", name="send", arguments={"to": "ann"})
         ledger = StoreLedger(store, dead)
