@@ -1,0 +1,87 @@
+"""``donegate audit``: real programs (official SDKs over HTTP) against the scenario pack."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from donegate.testing.audit import SCENARIOS, audit, pick_scenarios
+
+PROGRAMS = Path(__file__).parent / "audit_programs"
+NAIVE = [sys.executable, str(PROGRAMS / "naive_loop.py")]
+
+
+def verdicts(command: list[str], names: list[str] | None = None) -> dict[str, str]:
+    report = audit(command, scenarios=pick_scenarios(names), timeout=30)
+    return {r.name: r.verdict for r in report.scenarios}
+
+
+def test_naive_loop_claims_done_on_broken_endings() -> None:
+    got = verdicts([*NAIVE, "naive"])
+    for name in ("truncated_text", "filtered", "refused", "empty"):
+        assert got[name] == "false_done", (name, got)
+    assert got["progress_report"] == "premature_stop", got
+    assert got["finished"] == "ok", got  # the naive loop does handle the happy path
+    assert got["paused_chain"] == "skipped", got  # openai-chat cannot express pause_turn
+
+
+def test_loop_calling_once_too_often_is_extra_call() -> None:
+    got = verdicts([*NAIVE, "extra"], ["finished", "extra_call"])
+    assert got == {"finished": "extra_call", "extra_call": "extra_call"}
+
+
+def test_loop_running_a_cut_call_is_ran_cut_call() -> None:
+    got = verdicts([*NAIVE, "cut"], ["truncated_call", "finished"])
+    assert got == {"truncated_call": "ran_cut_call", "finished": "ok"}
+
+
+def test_scenario_pack_names() -> None:
+    assert [s.name for s in SCENARIOS] == [
+        "finished", "truncated_text", "truncated_call", "refused", "filtered", "empty",
+        "whitespace", "thinking_only", "paused_chain", "progress_report", "malformed_call",
+        "rate_limited", "server_error_then_ok", "overloaded", "disconnect", "extra_call",
+    ]  # fmt: skip
+
+
+def _cli(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "donegate", "audit", *args],
+        capture_output=True, text=True, timeout=120, check=False,
+    )  # fmt: skip
+
+
+def test_cli_json_report_and_exit_codes(tmp_path: Path) -> None:
+    report = tmp_path / "card.html"
+    proc = _cli("--json", "--scenarios", "finished,refused", "--report", str(report),
+                "--", *NAIVE, "naive")  # fmt: skip
+    assert proc.returncode == 1, proc.stderr
+    data = json.loads(proc.stdout)
+    rows = {s["name"]: s for s in data["scenarios"]}
+    assert rows["refused"]["verdict"] == "false_done"
+    assert rows["finished"]["answer"] == "AUDIT-ANSWER: audit_work.txt is written."
+    assert rows["finished"]["api"] == "openai-chat" and rows["finished"]["requests"] == 2
+    assert data["summary"]["ok"] is False
+    page = report.read_text()
+    assert page.startswith("<!doctype html>") and "false_done" in page
+    ok = _cli("--scenarios", "finished", "--report", str(tmp_path / "c.md"), "--", *NAIVE, "naive")
+    assert ok.returncode == 0, ok.stdout + ok.stderr
+    assert "| finished | openai-chat | ok |" in (tmp_path / "c.md").read_text()
+
+
+@pytest.mark.parametrize(
+    ("args", "needle"),
+    [
+        (["--scenarios", "nope", "--", "true"], "unknown scenario 'nope'"),
+        (["--report", "x.txt", "--", "true"], "must end in .md or .html"),
+        ([], "no COMMAND given"),
+        (["--", "/nonexistent/agent"], "cannot start"),
+    ],
+)
+def test_cli_usage_errors(args: list[str], needle: str) -> None:
+    proc = _cli(*args)
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    assert needle in proc.stderr and "Traceback" not in proc.stderr
