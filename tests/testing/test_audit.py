@@ -85,3 +85,12 @@ def test_cli_usage_errors(args: list[str], needle: str) -> None:
     proc = _cli(*args)
     assert proc.returncode == 2, proc.stdout + proc.stderr
     assert needle in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_loop_on_donegate_run_behind_a_gate_is_ok_everywhere() -> None:
+    report = audit([sys.executable, str(PROGRAMS / "gated_loop.py")], timeout=30)
+    got = {r.name: r.verdict for r in report.scenarios}
+    assert report.api == "openai-chat"
+    assert got.pop("paused_chain") == "skipped"  # pause_turn is Anthropic's alone
+    assert set(got.values()) == {"ok"}, got
+    assert report.ok
