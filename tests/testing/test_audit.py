@@ -94,3 +94,28 @@ def test_loop_on_donegate_run_behind_a_gate_is_ok_everywhere() -> None:
     assert got.pop("paused_chain") == "skipped"  # pause_turn is Anthropic's alone
     assert set(got.values()) == {"ok"}, got
     assert report.ok
+
+
+@pytest.mark.parametrize("bug", [False, True])
+def test_gateway_mode(bug: bool) -> None:
+    from donegate.testing.audit._gateway import audit_gateway, gateway_upstream
+
+    sys.path.insert(0, str(PROGRAMS))
+    from proxy import start_proxy
+
+    with gateway_upstream() as upstream:
+        proxy = start_proxy(upstream.base_url, length_to_stop=bug)
+        try:
+            url = f"http://127.0.0.1:{proxy.server_address[1]}"
+            report = audit_gateway(url, api="openai-chat", upstream=upstream)
+        finally:
+            proxy.shutdown()
+    got = {r.name: r for r in report.scenarios}
+    assert got["rate_limited"].verdict == "skipped" and got["paused_chain"].verdict == "skipped"
+    if not bug:
+        assert {r.verdict for r in report.scenarios} == {"ok", "skipped"}, got
+        return
+    assert got["truncated_text"].verdict == "false_done"
+    assert "'length' arrived as 'stop'" in got["truncated_text"].detail
+    assert got["truncated_call"].verdict == "altered"  # cut call now reads as a malformed one
+    assert got["finished"].verdict == "ok" and got["refused"].verdict == "ok"

@@ -42,6 +42,10 @@ __all__ = ["audit_command"]
 @click.option("--tool", default="bash", show_default=True, help="Tool scripted calls name.")
 @click.option("--tool-arg", default="command", show_default=True, help="Its command argument.")
 @click.option("--gateway", metavar="URL", help="Audit a gateway (proxy) instead of a program.")
+@click.option(
+    "--upstream-port", type=click.IntRange(0, 65535), default=8790, show_default=True,
+    help="Gateway mode: the port of the emulator the gateway must forward to.",
+)  # fmt: skip
 @click.argument("command", nargs=-1, type=click.UNPROCESSED)
 def audit_command(  # noqa: PLR0917 (click passes options positionally)
     api: str | None,
@@ -54,6 +58,7 @@ def audit_command(  # noqa: PLR0917 (click passes options positionally)
     tool: str,
     tool_arg: str,
     gateway: str | None,
+    upstream_port: int,
     command: tuple[str, ...],
 ) -> None:
     """Run COMMAND once per scenario against a fresh emulator and judge each ending."""
@@ -71,7 +76,19 @@ def audit_command(  # noqa: PLR0917 (click passes options positionally)
     names = [n.strip() for n in (only or "").split(",") if n.strip()]
     scenarios = pick_scenarios(names)
     if gateway is not None:
-        raise UserError(f"--gateway {gateway}: gateway mode is not built yet")
+        from donegate.testing.audit._gateway import audit_gateway, gateway_upstream
+
+        if api is None:
+            raise UserError("--gateway needs --api (the wire format the gateway speaks)")
+        if command:
+            raise UserError("--gateway takes no COMMAND")
+        shape = ToolShape(name=tool, arg=tool_arg)
+        with gateway_upstream(scenarios, tool=shape, port=upstream_port) as upstream:
+            click.echo(f"upstream emulator on {upstream.base_url}", err=True)
+            report = audit_gateway(
+                gateway, api=api, upstream=upstream, scenarios=scenarios, tool=shape,
+                timeout=timeout,
+            )  # fmt: skip
     else:
         shape = ToolShape(name=tool, arg=tool_arg)
         setup = None
