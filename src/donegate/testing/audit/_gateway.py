@@ -100,7 +100,15 @@ def audit_gateway(
     with httpx2.Client(timeout=timeout) as client:
         for scenario in scenarios or SCENARIOS:
             results.append(
-                _one(client, gateway.rstrip("/") + path, path, body, api, scenario, tool)
+                _one(
+                    client,
+                    scenario,
+                    url=gateway.rstrip("/") + path,
+                    path=path,
+                    body=body,
+                    api=api,
+                    tool=tool,
+                )
             )
     return AuditReport(
         command=("--gateway", gateway), api=api, scenarios=tuple(results),
