@@ -119,3 +119,26 @@ def test_gateway_mode(bug: bool) -> None:
     assert "'length' arrived as 'stop'" in got["truncated_text"].detail
     assert got["truncated_call"].verdict == "altered"  # cut call now reads as a malformed one
     assert got["finished"].verdict == "ok" and got["refused"].verdict == "ok"
+
+
+@pytest.mark.slow
+def test_claude_code_preset() -> None:
+    """Claude Code 2.1 under its preset: what it does on three endings (docs/audit.md)."""
+    import os
+    import shutil
+
+    if shutil.which("claude") is None:
+        if os.environ.get("DONEGATE_REQUIRE_CLAUDE"):
+            pytest.fail("DONEGATE_REQUIRE_CLAUDE is set but the claude binary is not on PATH")
+        pytest.skip("Claude Code is not installed (npm install -g @anthropic-ai/claude-code)")
+    from donegate.testing.audit._presets import PRESETS
+
+    preset = PRESETS["claude-code"]
+    report = audit(
+        list(preset.command), scenarios=pick_scenarios(["finished", "refused", "progress_report"]),
+        tool=preset.tool, setup=preset.setup, timeout=120,
+    )  # fmt: skip
+    got = {r.name: r.verdict for r in report.scenarios}
+    assert report.api == "anthropic-messages"
+    # The happy path and a refusal are handled; a tool-less progress report ends the session.
+    assert got == {"finished": "ok", "refused": "ok", "progress_report": "premature_stop"}, report

@@ -255,7 +255,8 @@ def _ran_cut(requests: list[dict[str, Any]], cut_ids: tuple[str, ...]) -> str | 
             continue
         for message in messages:
             for part in message.parts:
-                if isinstance(part, ToolResult) and part.call_id in cut_ids:
+                # An error result ("input was cut off") refuses the call; any other ran it.
+                if isinstance(part, ToolResult) and part.call_id in cut_ids and not part.is_error:
                     return (
                         f"request {entry['seq']} carries a tool result for cut call {part.call_id}"
                     )
@@ -298,7 +299,7 @@ def judge(
     cut = _ran_cut(requests, scenario.cut_ids)
     if cut is not None or marker:
         return result("ran_cut_call", cut or f"the cut call's command ran ({CUT_MARKER} exists)")
-    if extra:
+    if extra and scenario.answer is not None:
         return result("extra_call", f"{len(requests)} model requests for {turns} scripted turns")
     crashed = exit_code is not None and (exit_code < 0 or "Traceback (most recent" in stderr)
     if not requests:
@@ -308,7 +309,8 @@ def judge(
             return result("false_done", "exit 0 on an ending that is not an answer")
         if scenario.cut_text is not None and answer and answer == scenario.cut_text:
             return result("false_done", "the cut text was returned as the answer")
-        return result("ok", f"exit {exit_code}: not claimed as done")
+        retried = f" (asked {len(extra)} more time(s) past the script)" if extra else ""
+        return result("ok", f"exit {exit_code}: not claimed as done{retried}")
     unused = turns - served
     if exit_code == 0:
         if answer == scenario.answer and unused <= 0:
