@@ -2,7 +2,9 @@
 
 The contract: the prompt is the last argument, exit 0 only on a real finish, the answer is the
 last stdout line. Unlike a naive loop, it treats only ``finish_reason == "stop"`` with visible
-text as a finish, and never runs the calls of a cut turn.
+text as a finish, and never runs the calls of a cut turn. Audited, it is still
+``premature_stop`` on ``progress_report`` (nothing checks the work was done: that is what a
+task gate adds) and ``crashed`` on ``malformed_call`` (it trusts the arguments to parse).
 """
 
 import json

@@ -142,3 +142,16 @@ def test_claude_code_preset() -> None:
     assert report.api == "anthropic-messages"
     # The happy path and a refusal are handled; a tool-less progress report ends the session.
     assert got == {"finished": "ok", "refused": "ok", "progress_report": "premature_stop"}, report
+
+
+def test_scenarios_dir(tmp_path: Path) -> None:
+    (tmp_path / "cut_again.yaml").write_text(
+        "answer: null\ncut_text: Half\nturns:\n  - {text: Half, ending: truncated}\n"
+    )
+    proc = _cli("--json", "--scenarios", str(tmp_path), "--", *NAIVE, "naive")
+    assert proc.returncode == 1, proc.stderr
+    (row,) = json.loads(proc.stdout)["scenarios"]
+    assert (row["name"], row["verdict"], row["answer"]) == ("cut_again", "false_done", "Half")
+    (tmp_path / "bad.yaml").write_text("turns: []\n")
+    bad = _cli("--scenarios", str(tmp_path), "--", *NAIVE, "naive")
+    assert bad.returncode == 2 and "bad.yaml: turns" in bad.stderr

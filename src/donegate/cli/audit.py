@@ -29,7 +29,10 @@ __all__ = ["audit_command"]
     "--report", "report_path", type=click.Path(dir_okay=False, path_type=Path),
     help="Write the report card to FILE.md (Markdown) or FILE.html.",
 )  # fmt: skip
-@click.option("--scenarios", "only", help="Comma-separated scenario names (default: all).")
+@click.option(
+    "--scenarios", "only", metavar="DIR|NAMES",
+    help="A directory of scenario files, or comma-separated built-in names (default: all).",
+)  # fmt: skip
 @click.option(
     "--timeout", type=click.FloatRange(min=0.1), default=30.0, show_default=True,
     help="Seconds each run may take before it is `hung`.",
@@ -73,8 +76,12 @@ def audit_command(  # noqa: PLR0917 (click passes options positionally)
 
     if report_path is not None and report_path.suffix.lower() not in (".md", ".html", ".htm"):
         raise UserError(f"--report {report_path}: the file must end in .md or .html")
-    names = [n.strip() for n in (only or "").split(",") if n.strip()]
-    scenarios = pick_scenarios(names)
+    if only is not None and Path(only).is_dir():
+        from donegate.testing.audit._scenarios import load_scenarios
+
+        scenarios = load_scenarios(only)
+    else:
+        scenarios = pick_scenarios([n.strip() for n in (only or "").split(",") if n.strip()])
     if gateway is not None:
         from donegate.testing.audit._gateway import audit_gateway, gateway_upstream
 

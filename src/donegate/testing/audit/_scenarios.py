@@ -9,13 +9,25 @@ scripted call must name a tool the program really has for the program to run it.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
+from donegate._files import load_data
+from donegate.errors import ScriptError
 from donegate.testing.script import Script, parse_script
 
-__all__ = ["ANSWER", "PACK_VERSION", "PROMPT", "SCENARIOS", "Scenario", "ToolShape"]
+__all__ = [
+    "ANSWER",
+    "PACK_VERSION",
+    "PROMPT",
+    "SCENARIOS",
+    "Scenario",
+    "ToolShape",
+    "load_scenarios",
+]
 
 PACK_VERSION = "1"
 """Bumped whenever a scenario's turns or right outcome change (reports carry it)."""
@@ -57,8 +69,12 @@ class Scenario:
     """Text cut at the output limit: returning it as the answer is `false_done`."""
     cut_ids: tuple[str, ...] = ()
     """Ids of calls cut mid-arguments: a tool result for one is `ran_cut_call`."""
+    custom_turns: tuple[Mapping[str, Any], ...] | None = None
+    """A scenario file's own turns (as written); None for the built-in pack."""
 
     def turns(self, tool: ToolShape) -> list[dict[str, Any]]:
+        if self.custom_turns is not None:
+            return [dict(t) for t in self.custom_turns]
         return _TURNS[self.name](tool)
 
     def script(self, tool: ToolShape) -> Script:
@@ -185,3 +201,47 @@ SCENARIOS: tuple[Scenario, ...] = (
     ),
 )
 """The pack, in report order."""
+
+
+_FILE_KEYS = ("name", "description", "answer", "recoverable", "cut_text", "cut_ids", "turns")
+
+
+def load_scenarios(directory: str | os.PathLike[str]) -> list[Scenario]:
+    """Scenario files (``*.yaml``/``*.yml``/``*.json``) from `directory`, sorted by name.
+
+    A file: ``{name?, description?, answer: TEXT or null, recoverable?, cut_text?, cut_ids?,
+    turns: [...]}`` with turns as in a script (the prompt is the audit's). `ScriptError` (a
+    `UserError`) names the file and the field on any problem.
+    """
+    root = Path(directory)
+    files = sorted(p for p in root.iterdir() if p.suffix in (".yaml", ".yml", ".json"))
+    if not files:
+        raise ScriptError(f"{root}: no scenario files (*.yaml, *.yml, *.json)")
+    found = []
+    for path in files:
+        data = load_data(path)
+        if not isinstance(data, dict):
+            raise ScriptError(f"{path}: a scenario file is a mapping")
+        unknown = sorted(set(data) - set(_FILE_KEYS))
+        if unknown:
+            raise ScriptError(
+                f"{path}: unknown field {unknown[0]!r}; known: {', '.join(_FILE_KEYS)}"
+            )
+        turns = data.get("turns")
+        if not isinstance(turns, list) or not turns:
+            raise ScriptError(f"{path}: turns: a non-empty list of turns is required")
+        answer = data.get("answer")
+        if answer is not None and not isinstance(answer, str):
+            raise ScriptError(f"{path}: answer: text, or null for an ending that is not an answer")
+        scenario = Scenario(
+            name=str(data.get("name") or path.stem),
+            description=str(data.get("description") or ""),
+            answer=answer,
+            recoverable=bool(data.get("recoverable", False)),
+            cut_text=data.get("cut_text"),
+            cut_ids=tuple(str(i) for i in data.get("cut_ids") or ()),
+            custom_turns=tuple(turns),
+        )
+        scenario.script(ToolShape())  # parse now: a bad turn is an error naming the file
+        found.append(scenario)
+    return found
