@@ -94,6 +94,7 @@ def test_loop_on_donegate_run_behind_a_gate_is_ok_everywhere() -> None:
     assert got.pop("paused_chain") == "skipped"  # pause_turn is Anthropic's alone
     assert set(got.values()) == {"ok"}, got
     assert report.ok
+    assert report.seconds < 60  # the bound for a full audit on 2 cores (measured ~7 s)
 
 
 @pytest.mark.parametrize("bug", [False, True])
@@ -155,3 +156,13 @@ def test_scenarios_dir(tmp_path: Path) -> None:
     (tmp_path / "bad.yaml").write_text("turns: []\n")
     bad = _cli("--scenarios", str(tmp_path), "--", *NAIVE, "naive")
     assert bad.returncode == 2 and "bad.yaml: turns" in bad.stderr
+
+
+def test_hung_and_crashed_programs() -> None:
+    sleeper = [sys.executable, "-c", "import time; time.sleep(60)"]
+    report = audit(sleeper, scenarios=pick_scenarios(["finished"]), timeout=1)
+    assert report.scenarios[0].verdict == "hung"
+    assert report.seconds < 1 + 10  # killed at the timeout, not left running
+    crasher = [sys.executable, "-c", "raise SystemExit(3)"]
+    (row,) = audit(crasher, scenarios=pick_scenarios(["refused"]), timeout=10).scenarios
+    assert (row.verdict, row.exit_code, row.requests) == ("crashed", 3, 0)
