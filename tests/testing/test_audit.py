@@ -166,3 +166,8 @@ def test_hung_and_crashed_programs() -> None:
     crasher = [sys.executable, "-c", "raise SystemExit(3)"]
     (row,) = audit(crasher, scenarios=pick_scenarios(["refused"]), timeout=10).scenarios
     assert (row.verdict, row.exit_code, row.requests) == ("crashed", 3, 0)
+
+
+def test_first_scenario_inexpressible_in_the_detected_format_is_skipped() -> None:
+    got = verdicts([*NAIVE, "naive"], ["paused_chain"])
+    assert got == {"paused_chain": "skipped"}

@@ -19,7 +19,7 @@ import tempfile
 import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -192,7 +192,7 @@ def run_scenario(
             )
             log = emu.requests
         marker = (cwd / CUT_MARKER).exists()
-    return judge(
+    judged = judge(
         scenario,
         tool=tool,
         log=log,
@@ -205,6 +205,11 @@ def run_scenario(
         seconds=time.monotonic() - started,
         timeout=timeout,
     )
+    if api is None and judged.api is not None:  # format learnt from this very run
+        why = expressible(scenario, judged.api, tool)
+        if why is not None:
+            return replace(judged, verdict="skipped", detail=why)
+    return judged
 
 
 def _execute(
@@ -284,7 +289,6 @@ def judge(
     turns = len(scenario.turns(tool))
     extra = [e for e in requests if "script has" in str(e.get("error", ""))]
     served = len(requests) - len(extra)
-    unsupported = [e for e in requests if e.get("status") == 400 and "expressed" in str(e)]
 
     def result(verdict: str, detail: str) -> ScenarioResult:
         return ScenarioResult(
@@ -292,8 +296,6 @@ def judge(
             requests=len(requests), detail=detail, seconds=seconds,
         )  # fmt: skip
 
-    if unsupported:
-        return result("skipped", f"{api} cannot express this scenario")
     if hung:
         return result("hung", f"no exit within {timeout:g}s ({len(requests)} requests served)")
     cut = _ran_cut(requests, scenario.cut_ids)
