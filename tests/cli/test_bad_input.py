@@ -200,6 +200,7 @@ def _cases() -> Iterator[Any]:
         ("tasks", "list", "--db", "store.db", "--limit"): ("0", "-1", "nan"),
         ("stats", "--db", "store.db", "--since"): ("nan", "-1h", "0h", "inf", "9" * 400 + "w"),
         ("emulate", "script.yaml", "--port"): ("-1", "70000", "nan"),
+        ("audit", "--timeout"): ("0", "-1", "nan", "inf"),
         ("record", "--upstream", "http://127.0.0.1:9", "-o", "out.yaml", "--port"): (
             "-1",
             "70000",

@@ -7,6 +7,7 @@ Exit 0 when every verdict is ``ok`` (skipped scenarios are listed, not failed), 
 from __future__ import annotations
 
 import json
+import math
 import sys
 from pathlib import Path
 
@@ -34,7 +35,8 @@ __all__ = ["audit_command"]
     help="A directory of scenario files, or comma-separated built-in names (default: all).",
 )  # fmt: skip
 @click.option(
-    "--timeout", type=click.FloatRange(min=0.1), default=30.0, show_default=True,
+    "--timeout", type=click.FloatRange(min=0.1, max=86400.0), default=30.0, show_default=True,
+    callback=lambda _ctx, _param, value: _finite(value),
     help="Seconds each run may take before it is `hung`.",
 )  # fmt: skip
 @click.option("--workers", type=click.IntRange(min=1, max=32), default=4, show_default=True)
@@ -119,6 +121,12 @@ def audit_command(  # noqa: PLR0917 (click passes options positionally)
     else:
         _print_table(report)
     sys.exit(0 if report.ok else 1)
+
+
+def _finite(value: float) -> float:
+    if math.isnan(value):  # NaN passes click's range check
+        raise click.BadParameter("not a number")
+    return value
 
 
 def _print_table(report: object) -> None:
