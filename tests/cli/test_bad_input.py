@@ -205,6 +205,7 @@ def _cases() -> Iterator[Any]:
         ("stats", "--db", "store.db", "--since"): ("nan", "-1h", "0h", "inf", "9" * 400 + "w"),
         ("emulate", "script.yaml", "--port"): ("-1", "70000", "nan"),
         ("serve", "--db", "store.db", "--port"): ("-1", "70000", "nan"),
+        ("audit", "--timeout"): ("0", "-1", "nan", "inf"),
         ("record", "--upstream", "http://127.0.0.1:9", "-o", "out.yaml", "--port"): (
             "-1",
             "70000",

@@ -12,6 +12,7 @@ from typing import NoReturn
 
 import click
 
+from donegate.cli import audit as _audit  # noqa: F401  (registers `donegate audit`)
 from donegate.cli import exec as _exec  # noqa: F401  (registers `donegate exec`)
 from donegate.cli import serve  # noqa: F401 - registers ``donegate serve``
 from donegate.cli._app import app
