@@ -6,11 +6,17 @@ import donegate
 result = donegate.run("order 55219 arrived smashed", model="anthropic:claude-sonnet-4-5",
                       tools=[get_order, start_refund], max_steps=8)
 result.status   # "complete" only for a real finish: never a truncated, filtered or empty turn
+
+task = donegate.load_task("my-task/task.yaml")     # or donegate.TaskSpec(id=..., prompt=...)
+donegate.run_task(task, model=model).status         # "done" only when the task's checks pass
 ```
 """
 
+from donegate.errors import DonegateError
 from donegate.events import Event, EventSink
 from donegate.finish import FinishTool
+from donegate.harness.runner import TaskResult, run_task
+from donegate.harness.spec import TaskSpec, load_task
 from donegate.loop import Policies, RunResult, Status
 from donegate.messages import Ending, Message, ToolCall, ToolResult, Turn, Usage
 from donegate.models.base import Model, ModelSettings
@@ -19,6 +25,7 @@ from donegate.run import arun, run, stream
 from donegate.tools import Tool, tool
 
 __all__ = [
+    "DonegateError",
     "Ending",
     "Event",
     "EventSink",
@@ -29,6 +36,8 @@ __all__ = [
     "Policies",
     "RunResult",
     "Status",
+    "TaskResult",
+    "TaskSpec",
     "Tool",
     "ToolCall",
     "ToolResult",
@@ -36,7 +45,9 @@ __all__ = [
     "Usage",
     "arun",
     "classify",
+    "load_task",
     "run",
+    "run_task",
     "stream",
     "tool",
 ]
