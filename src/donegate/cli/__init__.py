@@ -12,6 +12,7 @@ from typing import NoReturn
 
 import click
 
+from donegate.cli import check as _check  # noqa: F401  (registers `check`, `validate`)
 from donegate.cli import init as _init  # noqa: F401  (registers `init`)
 from donegate.cli._app import app
 from donegate.errors import DonegateError

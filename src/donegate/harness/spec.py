@@ -65,6 +65,7 @@ __all__ = [
     "ToolRef",
     "load_task",
     "task_id_problem",
+    "task_problems",
     "validate_task",
 ]
 
@@ -551,12 +552,29 @@ def validate_task(data: Any, *, source: str | None = None) -> TaskSpec:
         return TaskSpec.model_validate(data)
     except ValidationError as exc:
         errors = exc.errors(include_url=False)
-        first = errors[0]
-        msg = str(first["ctx"]["error"]) if first["type"] == "value_error" else first["msg"]
-        msg = msg[:1].lower() + msg[1:]
+        field, msg = _located(errors[0])
         if len(errors) > 1:
             msg += f" (and {len(errors) - 1} more)"
-        raise TaskSpecError(msg, source=source, field=_format_loc(first["loc"])) from None
+        raise TaskSpecError(msg, source=source, field=field) from None
+
+
+def task_problems(data: Any, *, source: str | None = None) -> list[TaskSpecError]:
+    """Every problem validating `data` as a task finds, each located; empty for a valid task.
+
+    For ``donegate check``, which reports them all at once (`validate_task` raises the first).
+    """
+    try:
+        TaskSpec.model_validate(data)
+    except ValidationError as exc:
+        located = (_located(e) for e in exc.errors(include_url=False))
+        return [TaskSpecError(msg, source=source, field=field) for field, msg in located]
+    return []
+
+
+def _located(error: Any) -> tuple[str, str]:
+    """A pydantic error as (field, message), the message starting in lower case."""
+    msg = str(error["ctx"]["error"]) if error["type"] == "value_error" else error["msg"]
+    return _format_loc(error["loc"]), msg[:1].lower() + msg[1:]
 
 
 def _format_loc(loc: tuple[int | str, ...]) -> str:
