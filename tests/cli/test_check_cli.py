@@ -59,6 +59,7 @@ def test_every_problem_is_reported_at_once_with_file_and_field(
     assert "no module named 'no_such_check_mod'" in err
     assert "no module named 'no_such_tool_mod'" in err
     assert "unknown model 'bogus:thing'" in err
+    assert "bad.yaml: tools[1]: unknown tool 'frobnicate'; built-ins: read_file, write_file," in err
     assert sorted(p.name for p in tmp_path.iterdir()) == ["bad.yaml", "marker"]  # nothing ran
 
 

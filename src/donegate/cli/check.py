@@ -62,7 +62,7 @@ def find_problems(task: str) -> tuple[list[str], list[str]]:
         return [str(exc)], []
     if not isinstance(data, dict):
         return [f"{task}: expected a mapping, got {type(data).__name__}"], []
-    problems = [str(p) for p in task_problems(data, source=task)]
+    problems = [_plain(p, data) for p in task_problems(data, source=task)]
     warnings: list[str] = []
     base = Path(task).resolve().parent
     workdir = _workdir(data, base, task, problems)
@@ -90,6 +90,21 @@ def find_problems(task: str) -> tuple[list[str], list[str]]:
                 "packages or the workdir"
             )
     return problems, warnings
+
+
+def _plain(problem: TaskSpecError, data: dict[str, Any]) -> str:
+    """The problem's line; a tool name that is no built-in says so in those words."""
+    found = re.fullmatch(r"tools\[(\d+)\]", problem.field or "")
+    tools = _list(data.get("tools"))
+    if found and int(found[1]) < len(tools) and isinstance(tools[int(found[1])], str):
+        name = tools[int(found[1])]
+        builtins = ", ".join(BUILTIN_TOOLS)
+        return f"{_source(problem)}: {problem.field}: unknown tool {name!r}; built-ins: {builtins}"
+    return str(problem)
+
+
+def _source(problem: TaskSpecError) -> str:
+    return problem.source or "task"
 
 
 def _file_error(message: str, *, source: str | None, field: str | None = None) -> TaskSpecError:
