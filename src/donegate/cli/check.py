@@ -51,7 +51,14 @@ def check_command(task: str) -> None:
 
 
 app.add_command(check_command)
-app.add_command(check_command, "validate")
+app.add_command(
+    click.Command(
+        "validate",
+        callback=check_command.callback,
+        params=check_command.params,
+        help="The same as `donegate check TASK`: report every problem in TASK, running nothing.",
+    )
+)
 
 
 def find_problems(task: str) -> tuple[list[str], list[str]]:
