@@ -165,6 +165,9 @@ def _cases() -> Iterator[Any]:
         yield pytest.param(["run", name, "--model", "script:script.yaml"], 2, says,
                            id=f"run-{name}")  # fmt: skip
         yield pytest.param(["submit", name, "--db", "store.db"], 2, says, id=f"submit-{name}")
+        if name not in {"long_id.yaml", "bad_id.yaml"}:  # check reports their bad model too
+            yield pytest.param(["check", name], 2, says, id=f"check-{name}")
+            yield pytest.param(["validate", name], 2, says, id=f"validate-{name}")
         # a Claude Code hook never exits 2 (Claude reads 2 as "block"): a broken hook is 1
         yield pytest.param(["hook", "claude-stop", "--task", name], 1, says, id=f"hook-{name}")
     for name in SCRIPT_FILES:
@@ -243,6 +246,7 @@ def _cases() -> Iterator[Any]:
     yield pytest.param(["submit", "ok.yaml", "--db", "store.db", "--broker", "notaurl"], 2,
                        ("--broker",), id="submit-bad-broker")  # fmt: skip
     yield pytest.param(["nosuch"], 2, ("nosuch",), id="unknown-command")
+    yield pytest.param(["init", "ok.yaml"], 2, ("ok.yaml",), id="init-onto-a-file")
     yield pytest.param(["tasks", "show"], 2, ("TASK_ID",), id="missing-argument")
 
 

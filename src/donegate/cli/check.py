@@ -6,7 +6,8 @@ be found, a ``run:`` check whose command is not on PATH, a ``script:`` model who
 missing or invalid, a workdir that is not a folder. Nothing is imported, run or sent: modules
 are looked up, not imported, and a model client is not called.
 
-Exit codes: 0 the task is fine (``ok: ...`` on stdout), 2 it is not (the problems on stderr).
+Exit codes: 0 the task is fine (``ok: ...`` on stdout), 2 it is not (the problems on stderr,
+then their count when there are several).
 """
 
 from __future__ import annotations
@@ -40,9 +41,9 @@ def check_command(task: str) -> None:
         click.echo(f"{task}: warning: {line}", err=True)
     for line in problems:
         click.echo(" ".join(line.split()), err=True)
+    if len(problems) > 1:
+        click.echo(f"{task}: {len(problems)} problems", err=True)
     if problems:
-        s = "" if len(problems) == 1 else "s"
-        click.echo(f"{task}: {len(problems)} problem{s}", err=True)
         sys.exit(2)
     spec = load_task(task)
     s = "" if len(spec.checks) == 1 else "s"
