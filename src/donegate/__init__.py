@@ -12,17 +12,21 @@ donegate.run_task(task, model=model).status         # "done" only when the task'
 ```
 """
 
+import typing as _typing
+
 from donegate.errors import DonegateError
 from donegate.events import Event, EventSink
 from donegate.finish import FinishTool
-from donegate.harness.runner import TaskResult, run_task
-from donegate.harness.spec import TaskSpec, load_task
 from donegate.loop import Policies, RunResult, Status
 from donegate.messages import Ending, Message, ToolCall, ToolResult, Turn, Usage
 from donegate.models.base import Model, ModelSettings
 from donegate.models.registry import classify
 from donegate.run import arun, run, stream
 from donegate.tools import Tool, tool
+
+if _typing.TYPE_CHECKING:
+    from donegate.harness.runner import TaskResult, run_task
+    from donegate.harness.spec import TaskSpec, load_task
 
 __all__ = [
     "DonegateError",
@@ -51,3 +55,21 @@ __all__ = [
     "stream",
     "tool",
 ]
+
+_LAZY = {
+    "TaskResult": "donegate.harness.runner",
+    "TaskSpec": "donegate.harness.spec",
+    "load_task": "donegate.harness.spec",
+    "run_task": "donegate.harness.runner",
+}
+"""The gate's names, imported when first used: the task-file parsers (YAML) load only then."""
+
+
+def __getattr__(name: str) -> object:
+    if name in _LAZY:
+        from importlib import import_module
+
+        value: object = getattr(import_module(_LAZY[name]), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module 'donegate' has no attribute {name!r}")
