@@ -171,6 +171,9 @@ def _cases() -> Iterator[Any]:
                            id=f"hook-install-{name}")  # fmt: skip
         yield pytest.param(["exec", "--task", name, "--", "claude", "-p", "x"], 2, says,
                            id=f"exec-{name}")  # fmt: skip
+        if name not in {"long_id.yaml", "bad_id.yaml"}:  # check reports their bad model too
+            yield pytest.param(["check", name], 2, says, id=f"check-{name}")
+            yield pytest.param(["validate", name], 2, says, id=f"validate-{name}")
     for name in SCRIPT_FILES:
         says = (name, SAYS[name])
         yield pytest.param(["replay", name], 2, says, id=f"replay-{name}")
@@ -255,6 +258,7 @@ def _cases() -> Iterator[Any]:
     yield pytest.param(["hook", "uninstall", "claude", "--task", "ok.yaml", "--dir", "nowhere"],
                        2, ("nowhere",), id="hook-uninstall-no-dir")  # fmt: skip
     yield pytest.param(["nosuch"], 2, ("nosuch",), id="unknown-command")
+    yield pytest.param(["init", "ok.yaml"], 2, ("ok.yaml",), id="init-onto-a-file")
     yield pytest.param(["tasks", "show"], 2, ("TASK_ID",), id="missing-argument")
 
 

@@ -73,3 +73,36 @@ def test_importing_donegate_imports_no_provider_sdk() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+def test_the_gate_is_reachable_from_the_root() -> None:
+    from donegate.harness import runner, spec
+
+    assert donegate.run_task is runner.run_task
+    assert donegate.TaskSpec is spec.TaskSpec and donegate.load_task is spec.load_task
+    assert donegate.DonegateError.__subclasses__()  # the root of the whole error tree
+    assert issubclass(spec.TaskSpecError, donegate.DonegateError)
+
+
+def test_every_task_spec_field_has_a_docstring() -> None:
+    """A docstring under each field of TaskSpec and of every model a task file is made of."""
+    import ast
+
+    from pydantic import BaseModel
+
+    from donegate.harness import spec
+
+    tree = ast.parse(inspect.getsource(spec))
+    missing, seen = [], 0
+    for node in tree.body:
+        cls = getattr(spec, node.name, None) if isinstance(node, ast.ClassDef) else None
+        if not (inspect.isclass(cls) and issubclass(cls, BaseModel)):
+            continue
+        for st, nxt in zip(node.body, [*node.body[1:], None], strict=True):
+            named = isinstance(st, ast.AnnAssign) and isinstance(st.target, ast.Name)
+            if named and st.target.id in cls.model_fields:  # type: ignore[union-attr]
+                seen += 1
+                documented = isinstance(nxt, ast.Expr) and isinstance(nxt.value, ast.Constant)
+                if not documented:
+                    missing.append(f"{node.name}.{st.target.id}")  # type: ignore[union-attr]
+    assert seen > 30 and not missing, missing

@@ -13,7 +13,9 @@ from typing import NoReturn
 import click
 
 from donegate.cli import audit as _audit  # noqa: F401  (registers `donegate audit`)
+from donegate.cli import check as _check  # noqa: F401  (registers `check`, `validate`)
 from donegate.cli import exec as _exec  # noqa: F401  (registers `donegate exec`)
+from donegate.cli import init as _init  # noqa: F401  (registers `init`)
 from donegate.cli import serve  # noqa: F401 - registers ``donegate serve``
 from donegate.cli._app import app
 from donegate.errors import DonegateError

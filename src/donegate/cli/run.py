@@ -7,8 +7,10 @@ file, an unknown model).
 
 from __future__ import annotations
 
+import contextlib
 import json
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import click
@@ -20,11 +22,11 @@ from donegate.cli._console import make_console
 from donegate.cli._progress import LiveProgress
 from donegate.errors import UserError
 from donegate.harness.runner import COMPLETION_TOOL, TaskResult, run_task
-from donegate.harness.spec import TaskSpec, load_task
+from donegate.harness.spec import CheckSpec, TaskSpec, load_task
 from donegate.models.base import Model
 from donegate.models.infer import infer_model
 
-__all__ = ["EXIT_CODES", "resolve_model"]
+__all__ = ["EXIT_CODES", "check_line", "resolve_model"]
 
 EXIT_CODES = {"done": 0, "awaiting_review": 3, "escalated": 3, "failed": 4}
 """The exit code of each task status."""
@@ -88,6 +90,7 @@ def run_command(
         events=live.event,
         on_round=live.round,
         task_file=task,
+        on_check=lambda check: check_line(err, check),
     )
     for line in getattr(model, "warnings", ()):  # a script's calls to tools the task lacks
         click.echo(f"donegate: warning: {line}", err=True)
@@ -96,6 +99,24 @@ def run_command(
     else:
         print_result(make_console(), result)
     sys.exit(EXIT_CODES[result.status])
+
+
+@contextlib.contextmanager
+def check_line(console: Console, check: CheckSpec) -> Iterator[None]:
+    """While `check` runs: on a terminal a live line with its name and elapsed time (gone when
+    it ends), else one plain ``running check NAME...`` line, so a long test run never looks
+    hung."""
+    name = escape(check.name)
+    if not console.is_terminal:
+        console.print(f"  running check {name}...", highlight=False)
+        yield
+        return
+    from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+
+    columns = (SpinnerColumn(), TextColumn(f"running check {name}"), TimeElapsedColumn())
+    with Progress(*columns, console=console, transient=True) as progress:
+        progress.add_task("check", total=None)
+        yield
 
 
 def print_result(console: Console, result: TaskResult) -> None:

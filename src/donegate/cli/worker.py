@@ -126,7 +126,12 @@ SECONDS = Number(above=True)
 @click.option(
     "--otel", is_flag=True, help="Emit OpenTelemetry spans (OTLP if installed, OTEL_* env)."
 )
-@click.option("-v", "--verbose", count=True, help="Log more (-v info, -vv debug).")
+@click.option(
+    "-v",
+    "--verbose",
+    count=True,
+    help="Log more (-v info of every library, -vv debug); task events are logged anyway.",
+)
 @db_option
 def worker_command(
     *,
@@ -156,6 +161,8 @@ def worker_command(
         level=(logging.WARNING, logging.INFO, logging.DEBUG)[min(verbose, 2)],
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
     )
+    if verbose == 0:  # one line per task event by default; other libraries' INFO only with -v
+        logging.getLogger("donegate.worker").setLevel(logging.INFO)
     observers, sink_factory = _telemetry(metrics_port, otel)
     if engine == "celery":
         _celery(

@@ -20,12 +20,13 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Sequence
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
 from donegate.harness.checklist import Checklist
-from donegate.harness.checks import CheckResult, run_checks
+from donegate.harness.checks import CheckResult, run_check
 from donegate.harness.evidence import Evidence
 from donegate.harness.protect import Manifest, ProtectError
 from donegate.harness.spec import CheckSpec
@@ -33,7 +34,10 @@ from donegate.harness.verifier import Verifier, VerifierAnswer
 from donegate.loop import Verdict
 from donegate.messages import Message, Turn
 
-__all__ = ["CompletionGate", "GateRound", "nudge_text", "protected_results"]
+__all__ = ["CheckWatcher", "CompletionGate", "GateRound", "nudge_text", "protected_results"]
+
+CheckWatcher = Callable[[CheckSpec], AbstractContextManager[object]]
+"""Entered around each check while it runs (a live "running check X" line)."""
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -112,8 +116,10 @@ class CompletionGate:
         check_timeout: float = 120.0,
         on_round: Callable[[GateRound], None] | None = None,
         protected: Manifest | None = None,
+        on_check: CheckWatcher | None = None,
     ) -> None:
         self.checks = tuple(checks)
+        self.on_check = on_check
         self.workdir = Path(workdir)
         self.checklist = checklist if checklist is not None else Checklist()
         self.evidence = evidence if evidence is not None else Evidence()
@@ -139,7 +145,7 @@ class CompletionGate:
         via: Literal["text", "completion_tool"] = "text" if output is None else "completion_tool"
         claim_text = claim.text if output is None else _as_text(output)
         before = protected_results(self.protected, clear=True)
-        ran = tuple(run_checks(self.checks, self.workdir, timeout=self.check_timeout))
+        ran = tuple(self._run(check) for check in self.checks)  # all: a report shows each
         # after too: a check run (the agent's code under test) may touch protected files
         tampered = tuple({c.name: c for c in before + protected_results(self.protected)}.values())
         checks = tampered + ran
@@ -217,6 +223,10 @@ class CompletionGate:
         if self.on_round is not None:
             self.on_round(record)
         return verdict
+
+    def _run(self, check: CheckSpec) -> CheckResult:
+        with self.on_check(check) if self.on_check is not None else nullcontext():
+            return run_check(check, workdir=self.workdir, timeout=self.check_timeout)
 
 
 def _as_text(output: Any) -> str:

@@ -34,7 +34,7 @@ from donegate.harness.checklist import CHECKLIST_TOOL, Checklist, ChecklistItem
 from donegate.harness.checks import CheckResult
 from donegate.harness.escalation import build_report, round_data, write_report
 from donegate.harness.evidence import Evidence, EvidenceRecord
-from donegate.harness.gate import CompletionGate, GateRound
+from donegate.harness.gate import CheckWatcher, CompletionGate, GateRound
 from donegate.harness.protect import Manifest, take_manifest, task_patterns
 from donegate.harness.spec import ImportTool, TaskSpec
 from donegate.harness.verifier import Verifier
@@ -149,19 +149,21 @@ def run_task(
     policies: Policies | None = None,
     on_round: Callable[[GateRound], None] | None = None,
     task_file: str | Path | None = None,
+    on_check: CheckWatcher | None = None,
 ) -> TaskResult:
     """Run `spec` to ``done``, ``awaiting_review``, ``escalated`` or ``failed``.
 
     `model` and `verifier_model` default to the task's ``model`` and ``verifier``
     (``provider:name``; a ``script:FILE`` must be loaded by the caller and passed as a `Model`).
     Certificates and reports go under `output_dir`, else ``$DONEGATE_HOME`` (``~/.donegate``).
-    `on_round` sees every gate judgement (live progress). `task_file`, the file `spec` came
+    `on_round` sees every gate judgement and `on_check` is entered around each check while it
+    runs (live progress). `task_file`, the file `spec` came
     from, is protected when it sits inside the workdir.
     """
     p = _prepare(
         spec, model=model, verifier_model=verifier_model, workdir=workdir, events=events,
         output_dir=output_dir, completion_tool=completion_tool, check_timeout=check_timeout,
-        on_round=on_round, task_file=task_file,
+        on_round=on_round, task_file=task_file, on_check=on_check,
     )  # fmt: skip
     result = run(
         spec.prompt,
@@ -196,12 +198,13 @@ async def arun_task(
     policies: Policies | None = None,
     on_round: Callable[[GateRound], None] | None = None,
     task_file: str | Path | None = None,
+    on_check: CheckWatcher | None = None,
 ) -> TaskResult:
     """The async `run_task` (the gate's checks and verifier run on a thread)."""
     p = _prepare(
         spec, model=model, verifier_model=verifier_model, workdir=workdir, events=events,
         output_dir=output_dir, completion_tool=completion_tool, check_timeout=check_timeout,
-        on_round=on_round, task_file=task_file,
+        on_round=on_round, task_file=task_file, on_check=on_check,
     )  # fmt: skip
     result = await arun(
         spec.prompt,
@@ -233,6 +236,7 @@ def _prepare(
     check_timeout: float,
     on_round: Callable[[GateRound], None] | None,
     task_file: str | Path | None = None,
+    on_check: CheckWatcher | None = None,
 ) -> _Prepared:
     root = Path(workdir if workdir is not None else spec.workdir or Path.cwd()).resolve()
     if not root.is_dir():
@@ -259,6 +263,7 @@ def _prepare(
         check_timeout=check_timeout,
         on_round=on_round,
         protected=protected,
+        on_check=on_check,
     )
     return _Prepared(
         spec=spec,

@@ -65,6 +65,7 @@ __all__ = [
     "ToolRef",
     "load_task",
     "task_id_problem",
+    "task_problems",
     "validate_task",
 ]
 
@@ -194,6 +195,7 @@ class FileExistsCheck(_Check):
 
     kind: ClassVar[str] = "file_exists"
     file_exists: str = Field(min_length=1)
+    """The path, relative to the workdir (a path outside it fails the check)."""
 
     def _derived_name(self) -> str:
         return f"file_exists: {self.file_exists}"
@@ -203,6 +205,7 @@ class FileContains(_Strict):
     """Arguments of a `FileContainsCheck`."""
 
     path: str = Field(min_length=1)
+    """The file, relative to the workdir."""
     text: str = Field(min_length=1)
     """Literal text the file must contain."""
 
@@ -212,6 +215,7 @@ class FileContainsCheck(_Check):
 
     kind: ClassVar[str] = "file_contains"
     file_contains: FileContains
+    """The file and the text."""
 
     def _derived_name(self) -> str:
         return f"file_contains: {self.file_contains.path} has {self.file_contains.text!r}"
@@ -221,6 +225,7 @@ class FileMatches(_Strict):
     """Arguments of a `FileMatchesCheck`."""
 
     path: str = Field(min_length=1)
+    """The file, relative to the workdir."""
     regex: str = Field(min_length=1)
     """A Python regular expression, searched in multiline mode."""
 
@@ -239,6 +244,7 @@ class FileMatchesCheck(_Check):
 
     kind: ClassVar[str] = "file_matches"
     file_matches: FileMatches
+    """The file and the regular expression."""
 
     def _derived_name(self) -> str:
         return f"file_matches: {self.file_matches.path} ~ {self.file_matches.regex!r}"
@@ -248,6 +254,7 @@ class JsonSchema(_Strict):
     """Arguments of a `JsonSchemaCheck`."""
 
     path: str = Field(min_length=1)
+    """The JSON file, relative to the workdir."""
     schema_: dict[str, Any] = Field(alias="schema")
     """An inline JSON Schema (draft 2020-12)."""
 
@@ -263,6 +270,7 @@ class JsonSchemaCheck(_Check):
 
     kind: ClassVar[str] = "json_schema"
     json_schema: JsonSchema
+    """The file and the schema."""
 
     def _derived_name(self) -> str:
         return f"json_schema: {self.json_schema.path}"
@@ -274,6 +282,7 @@ class Sql(_Strict):
     url: str = Field(min_length=1)
     """A SQLAlchemy URL; a relative sqlite path resolves against the workdir."""
     query: str = Field(min_length=1)
+    """A query that must return at least one row."""
 
 
 class SqlCheck(_Check):
@@ -281,6 +290,7 @@ class SqlCheck(_Check):
 
     kind: ClassVar[str] = "sql"
     sql: Sql
+    """The database and the query."""
 
     def _derived_name(self) -> str:
         return f"sql: {self.sql.query}"
@@ -290,6 +300,7 @@ class Http(_Strict):
     """Arguments of an `HttpCheck`."""
 
     url: HttpUrl
+    """The url to GET (``http://`` or ``https://``)."""
     status: int = Field(default=200, ge=100, le=599)
     """The expected status of a GET (redirects are followed)."""
 
@@ -299,6 +310,7 @@ class HttpCheck(_Check):
 
     kind: ClassVar[str] = "http"
     http: Http
+    """The url and the expected status."""
 
     def _derived_name(self) -> str:
         return f"http: {self.http.url}"
@@ -313,6 +325,7 @@ class PythonCheck(_Check):
 
     kind: ClassVar[str] = "python"
     python: ImportPath
+    """``package.module:function``, imported from the task's ``check_path``."""
     _search_path: tuple[str, ...] | None = PrivateAttr(default=None)
     # Where the module is imported from, set from TaskSpec.check_path; not part of the spec.
 
@@ -539,12 +552,29 @@ def validate_task(data: Any, *, source: str | None = None) -> TaskSpec:
         return TaskSpec.model_validate(data)
     except ValidationError as exc:
         errors = exc.errors(include_url=False)
-        first = errors[0]
-        msg = str(first["ctx"]["error"]) if first["type"] == "value_error" else first["msg"]
-        msg = msg[:1].lower() + msg[1:]
+        field, msg = _located(errors[0])
         if len(errors) > 1:
             msg += f" (and {len(errors) - 1} more)"
-        raise TaskSpecError(msg, source=source, field=_format_loc(first["loc"])) from None
+        raise TaskSpecError(msg, source=source, field=field) from None
+
+
+def task_problems(data: Any, *, source: str | None = None) -> list[TaskSpecError]:
+    """Every problem validating `data` as a task finds, each located; empty for a valid task.
+
+    For ``donegate check``, which reports them all at once (`validate_task` raises the first).
+    """
+    try:
+        TaskSpec.model_validate(data)
+    except ValidationError as exc:
+        located = (_located(e) for e in exc.errors(include_url=False))
+        return [TaskSpecError(msg, source=source, field=field) for field, msg in located]
+    return []
+
+
+def _located(error: Any) -> tuple[str, str]:
+    """A pydantic error as (field, message), the message starting in lower case."""
+    msg = str(error["ctx"]["error"]) if error["type"] == "value_error" else error["msg"]
+    return _format_loc(error["loc"]), msg[:1].lower() + msg[1:]
 
 
 def _format_loc(loc: tuple[int | str, ...]) -> str:

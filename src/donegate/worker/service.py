@@ -30,6 +30,7 @@
 from __future__ import annotations
 
 import errno
+import functools
 import logging
 import math
 import os
@@ -43,6 +44,7 @@ from pathlib import Path
 
 from donegate.errors import EffectDivergence, EffectOutcomeUnknown, UserError
 from donegate.events import EventSink, fan_out
+from donegate.harness.gate import GateRound
 from donegate.harness.runner import run_task
 from donegate.harness.spec import TaskSpec
 from donegate.models.base import Model
@@ -247,6 +249,7 @@ class Worker:
     def execute(self, lease: Lease) -> Outcome | None:
         """Run a claimed task and record its outcome; None when the lease was lost."""
         self.stats.claimed += 1
+        log.info("task %s: claimed (attempt %d)", lease.task_id, lease.attempt)
         journal = JournalSink(self.store, lease)
         with self._lock:
             self._held[lease.task_id] = (lease, journal)
@@ -285,6 +288,10 @@ class Worker:
             with self._lock:
                 self._held.pop(lease.task_id, None)
         self.stats.finished[outcome.status] = self.stats.finished.get(outcome.status, 0) + 1
+        log.info(
+            "task %s: %s in %.1f s: %s",
+            lease.task_id, outcome.status, outcome.duration_s, " ".join(outcome.reason.split()),
+        )  # fmt: skip
         task_type = lease.spec.get("type")
         for observe in self.observers:
             try:
@@ -320,6 +327,11 @@ class Worker:
             # The task's first claim ever (epoch 1) has nothing journaled; any later one may
             # (a lost lease, a put-back whose attempt was handed back): it replays the journal.
             replay = self.store.turns(lease.task_id, lease.generation) if lease.epoch > 1 else []
+            if replay:
+                log.info(
+                    "task %s: resumed from step %d (%d journaled turns replayed)",
+                    lease.task_id, len(replay) + 1, len(replay),
+                )  # fmt: skip
             model = JournaledModel(self.resolve(spec.model, "model"), journal, replay)
             verifier = self.resolve(spec.verifier, "verifier") if spec.verifier else None
             extra = self.sink_factory(spec, lease) if self.sink_factory is not None else None
@@ -331,6 +343,7 @@ class Worker:
                     ledger=StoreLedger(self.store, lease),
                     events=fan_out(journal, extra),
                     output_dir=self.output_dir,
+                    on_round=functools.partial(_log_round, lease.task_id),
                 )
             finally:
                 close = getattr(extra, "close", None)
@@ -384,6 +397,19 @@ def _fault(exc: BaseException) -> Exception | None:
             return DiskFull(f"disk full: {where}{current.strerror or current}")
         current = current.__cause__ or current.__context__
     return None
+
+
+def _log_round(task_id: str, round_: GateRound) -> None:
+    """One line per gate judgement: the checks' results and what the gate decided."""
+    checks = round_.checks
+    failed_names = [c.name for c in checks if not c.passed]
+    passed = f"checks {len(checks) - len(failed_names)}/{len(checks)} passed"
+    if failed_names:
+        passed += f", failed: {'; '.join(failed_names)}"
+    log.info(
+        "task %s: claim %d at step %d: %s; gate: %s",
+        task_id, round_.number, round_.step, passed, round_.verdict.action,
+    )  # fmt: skip
 
 
 def _unexpected(doing: str, exc: Exception) -> StoreError:
