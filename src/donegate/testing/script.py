@@ -36,9 +36,7 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, NoReturn
 
-import yaml
-
-from donegate._files import BoundedLoader, load_data
+from donegate._files import UniqueKeyLoader, load_data
 from donegate.errors import ScriptError, UserError
 from donegate.finish import FinishTool, as_finish_tool
 from donegate.loop import Status
@@ -255,33 +253,11 @@ def describe_turn(turn: Turn, fault: Fault | None = None) -> str:
 # -- loading ---------------------------------------------------------------------------------
 
 
-class _Loader(BoundedLoader):
-    """A safe loader, bounded in depth and size, that rejects duplicate keys."""
-
-
-def _mapping(loader: yaml.SafeLoader, node: yaml.MappingNode) -> dict[Any, Any]:
-    loader.flatten_mapping(node)
-    seen: set[Any] = set()
-    for key_node, _ in node.value:
-        key = loader.construct_object(key_node)
-        if not isinstance(key, str | int | float | bool):
-            continue  # construct_mapping reports unhashable keys itself
-        if key in seen:
-            raise yaml.constructor.ConstructorError(
-                None, None, f"duplicate key {key!r}", key_node.start_mark
-            )
-        seen.add(key)
-    return loader.construct_mapping(node)
-
-
-_Loader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _mapping)
-
-
 def load_script(path: str | os.PathLike[str]) -> Script:
     """Read and parse a script file: ``.json`` as JSON, anything else as YAML."""
     source = os.fspath(path)
-    data = load_data(path, source=source, what="script", limit=MAX_SCRIPT_BYTES, loader=_Loader,
-                     error=ScriptError)  # fmt: skip
+    data = load_data(path, source=source, what="script", limit=MAX_SCRIPT_BYTES,
+                     loader=UniqueKeyLoader, error=ScriptError)  # fmt: skip
     return parse_script(data, source=source)
 
 
