@@ -11,7 +11,6 @@ import pytest
 
 @pytest.fixture(autouse=True)
 def donegate_home(
-    request: pytest.FixtureRequest,
     tmp_path_factory: pytest.TempPathFactory,
     monkeypatch: pytest.MonkeyPatch,
 ) -> Iterator[Path]:
