@@ -46,6 +46,7 @@ __all__ = [
     "CHECK_KINDS",
     "TASK_ID",
     "CheckSpec",
+    "CommandTarget",
     "FileContains",
     "FileContainsCheck",
     "FileExistsCheck",
@@ -56,6 +57,7 @@ __all__ = [
     "ImportTool",
     "JsonSchema",
     "JsonSchemaCheck",
+    "NotifyTarget",
     "PythonCheck",
     "RunCheck",
     "Sql",
@@ -63,6 +65,8 @@ __all__ = [
     "TaskSpec",
     "TaskSpecError",
     "ToolRef",
+    "Webhook",
+    "WebhookTarget",
     "load_task",
     "task_id_problem",
     "validate_task",
@@ -384,6 +388,31 @@ ToolRef: TypeAlias = Annotated[
 _TAGS = {f"check:{k}" for k in CHECK_KINDS} | {"tool:builtin", "tool:import"}
 
 
+class Webhook(_Strict):
+    """Where a webhook notification is POSTed, and extra headers (an auth token, say)."""
+
+    url: HttpUrl
+    headers: dict[str, str] = Field(default_factory=dict)
+
+
+class WebhookTarget(_Strict):
+    """``{webhook: {url, headers}}``: POST the outcome as JSON with an ``Idempotency-Key``."""
+
+    webhook: Webhook
+
+
+class CommandTarget(_Strict):
+    """``{command: [argv...]}``: run a program with the outcome on stdin and
+    ``DONEGATE_IDEMPOTENCY_KEY`` set; ``{task_id}``, ``{status}``, ``{certificate}`` and
+    ``{report}`` in an argument are replaced (never through a shell)."""
+
+    command: list[Annotated[str, Field(min_length=1)]] = Field(min_length=1)
+
+
+NotifyTarget: TypeAlias = WebhookTarget | CommandTarget
+"""One place a task's final outcome is sent (through the worker's outbox)."""
+
+
 class TaskSpec(_Strict):
     """One task: the prompt, how its completion is decided, and what the agent may use."""
 
@@ -432,6 +461,10 @@ class TaskSpec(_Strict):
     """Seconds ``run_command`` may run whatever timeout the model asks for."""
     max_read_bytes: int = Field(default=256 * 1024, ge=1024)
     """Bytes ``read_file`` returns at most; a longer file is cut, and the result says so."""
+    notify: list[NotifyTarget] = Field(default_factory=list)
+    """Where the final outcome is sent when the task ends (done, escalated, awaiting review or
+    failed): written to the store's outbox with the outcome, delivered by the worker. Only the
+    submitter sets it; the model has no say."""
 
     @field_validator("checklist")
     @classmethod
