@@ -23,6 +23,9 @@ from donegate.worker.outbox import HOLD_ENV, Courier, Delivery
 from tests.worker.chaos import python_worker, worker_env
 from tests.worker.effects import DELAY_ENV
 from tests.worker.helpers import task
+from tests.worker.test_cli import db, run, write_task
+
+__all__ = ["db"]  # the fixture, shared
 
 FAST = Delivery(max_attempts=3, backoff_s=0.05, cap_s=0.2, timeout_s=1.0, poll_s=0.05)
 
@@ -214,3 +217,29 @@ def test_sigkill_before_the_outcome_delivers_nothing_until_the_task_ends(
     _until(lambda: bool(r.got))
     [(key, body)] = r.got
     assert key == "k2:final" and body["status"] == final.status
+
+
+def test_the_cli_notifies_lists_shows_and_retries(
+    capsys: pytest.CaptureFixture[str],
+    db: str,
+    tmp_path: Path,
+    receiver: Callable[..., Receiver],
+) -> None:
+    r = receiver()
+    file = write_task(tmp_path, "c1")
+    assert run(capsys, "submit", file, "--db", db)[0] == 0
+    code, _, err = run(capsys, "worker", "--db", db, "--until-idle", "--notify-webhook", r.url)
+    assert code == 0, err
+    assert [k for k, _ in r.got] == ["c1:final"]
+    code, out, _ = run(capsys, "outbox", "list", "--db", db, "--json")
+    [row] = json.loads(out)
+    assert (row["task_id"], row["state"], row["target"]) == ("c1", "delivered", r.url)
+    code, out, _ = run(capsys, "tasks", "show", "c1", "--db", db)
+    assert "notify" in out and "delivered" in out and "c1:final" in out
+    assert run(capsys, "outbox", "retry", str(row["id"]), "--db", db)[1].endswith("again\n")
+    assert run(capsys, "worker", "--db", db, "--until-idle")[0] == 0
+    assert [k for k, _ in r.got] == ["c1:final"] * 2  # re-sent, with the same key
+    code, _, err = run(capsys, "outbox", "retry", "99", "--db", db)
+    assert (code, err) == (2, "donegate: no notification 99 in the outbox\n")
+    code, _, err = run(capsys, "worker", "--db", db, "--notify-webhook", "ftp://x")
+    assert code == 2 and "--notify-webhook" in err and err[-1] == "\n" and err.count("\n") == 1

@@ -13,6 +13,7 @@ from typing import NoReturn
 import click
 
 from donegate.cli import exec as _exec  # noqa: F401  (registers `donegate exec`)
+from donegate.cli import outbox as _outbox  # noqa: F401 - registers ``donegate outbox``
 from donegate.cli import serve  # noqa: F401 - registers ``donegate serve``
 from donegate.cli._app import app
 from donegate.errors import DonegateError
