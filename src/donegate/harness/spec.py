@@ -136,6 +136,8 @@ class TaskSpecError(UserError):
     """
 
     def __init__(self, message: str, *, source: str | None = None, field: str | None = None):
+        self.field = field
+        """The field at fault (``checks[1].file_contains.path``), when one is."""
         where = ": ".join(p for p in (source, field) if p)
         super().__init__(f"{where}: {message}" if where else message)
         self.source = source
@@ -386,6 +388,7 @@ ToolRef: TypeAlias = Annotated[
 """A built-in tool by name, or a user tool by import path."""
 
 _TAGS = {f"check:{k}" for k in CHECK_KINDS} | {"tool:builtin", "tool:import"}
+_TAGS |= {"notify:webhook", "notify:command"}
 
 
 class Webhook(_Strict):
@@ -409,7 +412,22 @@ class CommandTarget(_Strict):
     command: list[Annotated[str, Field(min_length=1)]] = Field(min_length=1)
 
 
-NotifyTarget: TypeAlias = WebhookTarget | CommandTarget
+def _notify_tag(value: Any) -> str | None:
+    if isinstance(value, WebhookTarget | CommandTarget):
+        return "notify:webhook" if isinstance(value, WebhookTarget) else "notify:command"
+    found = [k for k in ("webhook", "command") if k in value] if isinstance(value, dict) else []
+    return f"notify:{found[0]}" if len(found) == 1 else None
+
+
+NotifyTarget: TypeAlias = Annotated[
+    Annotated[WebhookTarget, Tag("notify:webhook")]
+    | Annotated[CommandTarget, Tag("notify:command")],
+    Discriminator(
+        _notify_tag,
+        custom_error_type="notify_kind",
+        custom_error_message="a notify target is a mapping with exactly one of: webhook, command",
+    ),
+]
 """One place a task's final outcome is sent (through the worker's outbox)."""
 
 
