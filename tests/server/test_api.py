@@ -146,6 +146,9 @@ def test_escalations_resolve_and_a_task_shows_its_report_and_notifications(
     assert got["status"] == "escalated" and got["report"]["task_id"] == "e1"
     [n] = got["notifications"]
     assert (n["state"], n["key"], n["kind"]) == ("pending", "e1:final", "webhook")
+    with urllib.request.urlopen(f"{loopback.url}/tasks/e1", timeout=20) as page:
+        html = page.read().decode()
+    assert "Notifications" in html and "e1:final" in html and "127.0.0.1:9/never" in html
     status, queue, _ = call(loopback, "GET", "/api/escalations")
     [entry] = queue["escalations"]
     assert entry["task_id"] == "e1" and entry["status"] == "open"
