@@ -150,12 +150,12 @@ def test_worker_default_targets_and_a_command(store: SqlStore, effect_log: Path)
     out = effect_log.parent / "command.out"
     script = f"import os,sys; open({str(out)!r},'w').write(os.environ['DONEGATE_IDEMPOTENCY_KEY']+' '+sys.argv[1]+' '+sys.stdin.read())"  # noqa: E501
     submit(task("t4", effect_log.parent), store)
-    argv = [sys.executable, "-c", script, "{status}:{task_id}"]
+    argv = [sys.executable, "-c", script, "{status}:{task_id}:{idempotency_key}"]
     Worker(store, model_resolver=resolve_model, notify=[{"command": argv}], delivery=FAST).run(
         until_idle=True
     )
     key, arg, body = out.read_text().split(" ", 2)
-    assert (key, arg) == ("t4:final", "done:t4")
+    assert (key, arg) == ("t4:final", "done:t4:t4:final")
     assert json.loads(body)["idempotency_key"] == "t4:final"
     assert store.outbox(task_id="t4")[0].state == "delivered"
 
@@ -243,3 +243,20 @@ def test_the_cli_notifies_lists_shows_and_retries(
     assert (code, err) == (2, "donegate: no notification 99 in the outbox\n")
     code, _, err = run(capsys, "worker", "--db", db, "--notify-webhook", "ftp://x")
     assert code == 2 and "--notify-webhook" in err and err[-1] == "\n" and err.count("\n") == 1
+
+
+def test_the_dispatch_guide_python_runs_and_its_receiver_dedupes() -> None:
+    import re
+    import sqlite3
+
+    doc = Path(__file__).resolve().parents[2] / "docs" / "dispatch.md"
+    namespace: dict[str, Any] = {"__name__": "docs_dispatch"}
+    for block in re.findall(r"```python\n(.*?)```", doc.read_text(encoding="utf-8"), re.S):
+        exec(compile(block, str(doc), "exec"), namespace)
+    db = sqlite3.connect(":memory:")
+    once = namespace["record_once"]
+    assert [once(db, "t:final", {}), once(db, "t:final", {}), once(db, "u:final", {})] == [
+        True,
+        False,
+        True,
+    ]

@@ -406,8 +406,9 @@ class WebhookTarget(_Strict):
 
 class CommandTarget(_Strict):
     """``{command: [argv...]}``: run a program with the outcome on stdin and
-    ``DONEGATE_IDEMPOTENCY_KEY`` set; ``{task_id}``, ``{status}``, ``{certificate}`` and
-    ``{report}`` in an argument are replaced (never through a shell)."""
+    ``DONEGATE_IDEMPOTENCY_KEY`` set; ``{task_id}``, ``{status}``, ``{idempotency_key}``,
+    ``{certificate}`` and ``{report}`` (JSON text) in an argument are replaced (never through a
+    shell)."""
 
     command: list[Annotated[str, Field(min_length=1)]] = Field(min_length=1)
 

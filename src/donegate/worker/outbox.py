@@ -155,6 +155,7 @@ def _fill(arg: str, n: Notification) -> str:
     body = n.body
     values = {
         "{task_id}": n.task_id,
+        "{idempotency_key}": n.key,
         "{status}": str(body.get("status", "")),
         "{certificate}": json.dumps(body["certificate"]) if body.get("certificate") else "",
         "{report}": json.dumps(body["escalation"]) if body.get("escalation") else "",
