@@ -184,8 +184,8 @@ class Courier:
         while not stop.is_set():
             try:
                 busy = self.once()
-            except Exception:  # the store hiccupped: the rows wait, and so do we
-                log.exception("outbox delivery failed")
+            except Exception as exc:  # the store is away: the rows wait, and so do we
+                log.warning("outbox delivery paused: %s", " ".join(str(exc).split())[:300])
                 busy = False
             if not busy:
                 stop.wait(self.delivery.poll_s)
@@ -195,8 +195,8 @@ class Courier:
         try:
             while self.once():
                 pass
-        except Exception:
-            log.exception("outbox delivery failed")
+        except Exception as exc:  # the rows wait for the next worker
+            log.warning("outbox delivery paused: %s", " ".join(str(exc).split())[:300])
 
     def once(self) -> bool:
         """Deliver what is due now; True when something was attempted."""
