@@ -158,6 +158,8 @@ STORE_USERS = (
     ["escalations", "approve", "1", "--by", "me"],
     ["stats"],
     ["serve", "--port", "0"],
+    ["outbox", "list"],
+    ["outbox", "retry", "1"],
 )
 
 

@@ -16,6 +16,7 @@ from donegate.cli import audit as _audit  # noqa: F401  (registers `donegate aud
 from donegate.cli import check as _check  # noqa: F401  (registers `check`, `validate`)
 from donegate.cli import exec as _exec  # noqa: F401  (registers `donegate exec`)
 from donegate.cli import init as _init  # noqa: F401  (registers `init`)
+from donegate.cli import outbox as _outbox  # noqa: F401 - registers ``donegate outbox``
 from donegate.cli import serve  # noqa: F401 - registers ``donegate serve``
 from donegate.cli._app import app
 from donegate.errors import DonegateError

@@ -148,6 +148,12 @@ def show_command(task_id: str, as_json: bool, transcript: bool, db: str | None) 
         console.print(f"  {box} {escape(item)}" + (f" {escape(note)}" if note else ""))
     for effect in detail["effects"]:
         console.print(f"  effect {escape(effect['key'])}: {effect['state']} x{effect['issues']}")
+    for n in detail["notifications"]:
+        error = f"  {escape(n['last_error'])}" if n["last_error"] else ""
+        console.print(
+            f"  notify {n['id']} {n['kind']} {escape(n['target'])}: {n['state']} "
+            f"({n['attempts']}/{n['max_attempts']} attempts) key {escape(n['key'])}{error}"
+        )
     for message in detail.get("transcript", []):
         console.print(f"  {message['role']:>9}: {escape(message['text'][:200])}")
 
@@ -162,6 +168,7 @@ def _detail(store: SqlStore, task_id: str, transcript: bool) -> dict[str, Any]:
         "runs": [asdict(r) for r in runs],
         "checklist": store.checklist(task_id),
         "effects": store.effects(task_id),
+        "notifications": [n.public() for n in store.outbox(task_id=task_id)],
     }
     if transcript and runs:
         detail["transcript"] = [

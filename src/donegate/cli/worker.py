@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import logging
 import math
+import re
+import shlex
 import signal
 import sys
 import threading
@@ -127,6 +129,21 @@ SECONDS = Number(above=True)
     "--otel", is_flag=True, help="Emit OpenTelemetry spans (OTLP if installed, OTEL_* env)."
 )
 @click.option(
+    "--notify-webhook",
+    "notify_webhooks",
+    multiple=True,
+    metavar="URL",
+    help="POST every task's end here too (after the spec's own notify:); repeatable.",
+)
+@click.option(
+    "--notify-command",
+    "notify_commands",
+    multiple=True,
+    metavar="CMD",
+    help="Run this command line (split like a shell, never run by one) at every task's end; "
+    "{task_id} {status} {certificate} {report} are replaced. Repeatable.",
+)
+@click.option(
     "-v",
     "--verbose",
     count=True,
@@ -150,6 +167,8 @@ def worker_command(
     metrics_port: int | None,
     otel: bool,
     verbose: int,
+    notify_webhooks: tuple[str, ...],
+    notify_commands: tuple[str, ...],
     db: str | None,
 ) -> None:
     """Claim queued tasks, run them behind the completion gate, and record how they ended.
@@ -164,6 +183,7 @@ def worker_command(
     if verbose == 0:  # one line per task event by default; other libraries' INFO only with -v
         logging.getLogger("donegate.worker").setLevel(logging.INFO)
     observers, sink_factory = _telemetry(metrics_port, otel)
+    notify = _notify_targets(notify_webhooks, notify_commands)
     if engine == "celery":
         _celery(
             broker=broker,
@@ -189,6 +209,7 @@ def worker_command(
         output_dir=output_dir,
         observers=observers,
         sink_factory=sink_factory,
+        notify=notify,
     )
     stop = threading.Event()
     _on_signals(stop)
@@ -209,6 +230,28 @@ def worker_command(
         )
         sys.exit(1)
     click.echo(f"worker {worker.id}: {stats.claimed} claimed; {done}", err=True)
+
+
+def _notify_targets(webhooks: tuple[str, ...], commands: tuple[str, ...]) -> list[dict[str, Any]]:
+    """The worker's own notify targets, checked as a task spec's ``notify:`` is."""
+    from donegate.harness.spec import CommandTarget, WebhookTarget
+
+    targets: list[dict[str, Any]] = []
+    for url in webhooks:
+        if not re.fullmatch(r"https?://\S+", url):
+            raise click.BadParameter(
+                f"{url!r} is not an http(s) URL", param_hint="'--notify-webhook'"
+            )
+        targets.append(WebhookTarget.model_validate({"webhook": {"url": url}}).model_dump())
+    for line in commands:
+        try:
+            argv = shlex.split(line)
+        except ValueError as exc:
+            raise click.BadParameter(f"{line!r}: {exc}", param_hint="'--notify-command'") from None
+        if not argv:
+            raise click.BadParameter("an empty command", param_hint="'--notify-command'")
+        targets.append(CommandTarget(command=argv).model_dump(mode="json"))
+    return targets
 
 
 def _on_signals(stop: threading.Event) -> None:

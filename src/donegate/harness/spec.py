@@ -46,6 +46,7 @@ __all__ = [
     "CHECK_KINDS",
     "TASK_ID",
     "CheckSpec",
+    "CommandTarget",
     "FileContains",
     "FileContainsCheck",
     "FileExistsCheck",
@@ -56,6 +57,7 @@ __all__ = [
     "ImportTool",
     "JsonSchema",
     "JsonSchemaCheck",
+    "NotifyTarget",
     "PythonCheck",
     "RunCheck",
     "Sql",
@@ -63,6 +65,8 @@ __all__ = [
     "TaskSpec",
     "TaskSpecError",
     "ToolRef",
+    "Webhook",
+    "WebhookTarget",
     "load_task",
     "task_id_problem",
     "task_problems",
@@ -133,6 +137,8 @@ class TaskSpecError(UserError):
     """
 
     def __init__(self, message: str, *, source: str | None = None, field: str | None = None):
+        self.field = field
+        """The field at fault (``checks[1].file_contains.path``), when one is."""
         where = ": ".join(p for p in (source, field) if p)
         super().__init__(f"{where}: {message}" if where else message)
         self.source = source
@@ -395,6 +401,52 @@ ToolRef: TypeAlias = Annotated[
 """A built-in tool by name, or a user tool by import path."""
 
 _TAGS = {f"check:{k}" for k in CHECK_KINDS} | {"tool:builtin", "tool:import"}
+_TAGS |= {"notify:webhook", "notify:command"}
+
+
+class Webhook(_Strict):
+    """Where a webhook notification is POSTed, and extra headers (an auth token, say)."""
+
+    url: HttpUrl
+    """The receiver's http(s) URL."""
+    headers: dict[str, str] = Field(default_factory=dict)
+    """Extra request headers (an auth token, say); never shown to the model."""
+
+
+class WebhookTarget(_Strict):
+    """``{webhook: {url, headers}}``: POST the outcome as JSON with an ``Idempotency-Key``."""
+
+    webhook: Webhook
+    """Where to POST and with which headers."""
+
+
+class CommandTarget(_Strict):
+    """``{command: [argv...]}``: run a program with the outcome on stdin and
+    ``DONEGATE_IDEMPOTENCY_KEY`` set; ``{task_id}``, ``{status}``, ``{idempotency_key}``,
+    ``{certificate}`` and ``{report}`` (JSON text) in an argument are replaced (never through a
+    shell)."""
+
+    command: list[Annotated[str, Field(min_length=1)]] = Field(min_length=1)
+    """The program and its arguments (an argv list, never a shell line)."""
+
+
+def _notify_tag(value: Any) -> str | None:
+    if isinstance(value, WebhookTarget | CommandTarget):
+        return "notify:webhook" if isinstance(value, WebhookTarget) else "notify:command"
+    found = [k for k in ("webhook", "command") if k in value] if isinstance(value, dict) else []
+    return f"notify:{found[0]}" if len(found) == 1 else None
+
+
+NotifyTarget: TypeAlias = Annotated[
+    Annotated[WebhookTarget, Tag("notify:webhook")]
+    | Annotated[CommandTarget, Tag("notify:command")],
+    Discriminator(
+        _notify_tag,
+        custom_error_type="notify_kind",
+        custom_error_message="a notify target is a mapping with exactly one of: webhook, command",
+    ),
+]
+"""One place a task's final outcome is sent (through the worker's outbox)."""
 
 
 class TaskSpec(_Strict):
@@ -445,6 +497,10 @@ class TaskSpec(_Strict):
     """Seconds ``run_command`` may run whatever timeout the model asks for."""
     max_read_bytes: int = Field(default=256 * 1024, ge=1024)
     """Bytes ``read_file`` returns at most; a longer file is cut, and the result says so."""
+    notify: list[NotifyTarget] = Field(default_factory=list)
+    """Where the final outcome is sent when the task ends (done, escalated, awaiting review or
+    failed): written to the store's outbox with the outcome, delivered by the worker. Only the
+    submitter sets it; the model has no say."""
 
     @field_validator("checklist")
     @classmethod

@@ -20,7 +20,7 @@ from starlette.routing import BaseRoute, Mount, Route
 from starlette.staticfiles import StaticFiles
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from donegate.server import escalations, stops, tasks
+from donegate.server import api, escalations, stops, tasks
 from donegate.server._web import HERE, Web, templates
 from donegate.server.auth import SESSION_COOKIE, SESSION_S, Auth, Token, loopback_host, parse_tokens
 from donegate.store import BrowseStore
@@ -60,6 +60,7 @@ def create_app(
         *escalations.routes(web),
         *tasks.routes(web),
         *stops.routes(web),
+        Mount("/api", routes=api.routes(web)),
         Mount("/static", StaticFiles(directory=HERE / "static"), name="static"),
     ]
     app = Starlette(
@@ -112,7 +113,9 @@ class _Guard:
         path = scope["path"]
         who = self.auth.who(request)
         if who is None and not any(path == p or path.startswith(p) for p in _PUBLIC if p):
-            if request.method in ("GET", "HEAD") and path != "/live":
+            if path.startswith("/api/"):  # a client, not a browser: no login redirect
+                response = api.error_response(401, "a token is required", "authorization")
+            elif request.method in ("GET", "HEAD") and path != "/live":
                 target = quote(path + (f"?{request.url.query}" if request.url.query else ""))
                 response = RedirectResponse(f"/login?next={target}", status_code=303)
             else:
@@ -194,6 +197,8 @@ def _core_routes(web: Web) -> list[BaseRoute]:
 def _error(web: Web) -> Callable[[Request, Exception], Response]:
     def error(request: Request, exc: Exception) -> Response:
         assert isinstance(exc, HTTPException)
+        if request.url.path.startswith("/api/"):
+            return api.error_response(exc.status_code, str(exc.detail))
         if request.url.path == "/live":
             return JSONResponse({"error": exc.detail}, status_code=exc.status_code)
         return web.render(

@@ -121,6 +121,7 @@ def routes(web: Web) -> list[BaseRoute]:
             escalation_ids=escalation_ids,
             open_entry=open_entry,
             history=web.store.actions(task_id=task_id),
+            notifications=_notifications(web, task_id),
             live=task.status in ("pending", "running"),
             can_requeue=task.status in ("failed", "cancelled")
             or (task.status == "escalated" and open_entry is None),
@@ -155,6 +156,12 @@ def routes(web: Web) -> list[BaseRoute]:
         Route("/tasks/{task_id:path}", task_page),
         Route("/live", live),
     ]
+
+
+def _notifications(web: Web, task_id: str) -> list[dict[str, object]]:
+    """The task's outbox rows (delivery state), when the store has an outbox."""
+    outbox = getattr(web.store, "outbox", None)
+    return [n.public() for n in outbox(task_id=task_id)] if callable(outbox) else []
 
 
 def _state(task: TaskRecord) -> dict[str, object]:

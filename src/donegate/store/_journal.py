@@ -35,6 +35,7 @@ from donegate.store._codec import (
     turn_to_json,
 )
 from donegate.store._db import Database, patient
+from donegate.store._outbox import write_notices
 from donegate.store._schema import checklists, effects, escalations, events
 from donegate.store._schema import evidence as evidence_t
 from donegate.store._schema import messages as messages_t
@@ -498,6 +499,7 @@ class JournalMixin:
                 outcome=outcome,
                 now=now,
             )
+            write_notices(conn, lease, outcome, now)  # the outbox: with the outcome or not at all
 
 
 def _summary(outcome: Outcome) -> dict[str, Any]:

@@ -18,6 +18,7 @@ __all__ = [
     "evidence",
     "messages",
     "metadata",
+    "outbox",
     "runs",
     "tasks",
     "turns",
@@ -191,3 +192,26 @@ sa.Index("ix_tasks_created", tasks.c.created_at)
 sa.Index("ix_tasks_type_created", tasks.c.type, tasks.c.created_at)
 sa.Index("ix_escalations_status_id", escalations.c.status, escalations.c.id)
 sa.Index("ix_events_type_at", events.c.task_type, events.c.at)
+
+outbox = sa.Table(
+    "outbox",
+    metadata,
+    sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
+    sa.Column("task_id", sa.String(200), nullable=False),
+    sa.Column("generation", sa.Integer, nullable=False),
+    sa.Column("target_no", sa.Integer, nullable=False),
+    sa.Column("key", sa.String(300), nullable=False),
+    sa.Column("target", sa.Text, nullable=False),
+    sa.Column("body", sa.Text, nullable=False),
+    sa.Column("state", sa.String(16), nullable=False),
+    sa.Column("attempts", sa.Integer, nullable=False, server_default="0"),
+    sa.Column("max_attempts", sa.Integer, nullable=False),
+    sa.Column("next_at", sa.Float, nullable=False),
+    sa.Column("last_error", sa.Text, nullable=True),
+    sa.Column("created_at", sa.Float, nullable=False),
+    sa.Column("delivered_at", sa.Float, nullable=True),
+    sa.UniqueConstraint("key", "target_no", name="uq_outbox_key_target"),
+    sa.Index("ix_outbox_task", "task_id"),
+    sa.Index("ix_outbox_state_next", "state", "next_at"),
+)
+"""Final-outcome notifications (r0005_outbox): written with the outcome, delivered by a worker."""

@@ -201,6 +201,9 @@ class Outcome:
     """The escalation report as Markdown."""
     summary: Mapping[str, Any] = field(default_factory=dict)
     """Anything else worth keeping with the task (certificate path, checks...)."""
+    notify: Mapping[str, Any] | None = None
+    """The final notification the worker composed (``key``, ``body``, ``targets``,
+    ``max_attempts``): `finish` writes one outbox row per target in the outcome's transaction."""
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)

@@ -24,6 +24,7 @@ from donegate.store._codec import loads
 from donegate.store._db import Database, patient, resolve_url
 from donegate.store._journal import JournalMixin, put_checklist
 from donegate.store._leases import LeaseMixin
+from donegate.store._outbox import OutboxMixin
 from donegate.store._review import ReviewMixin
 from donegate.store._schema import escalations, runs, tasks
 from donegate.store.base import TASK_ID, TERMINAL, BrowseStore, TaskRecord, TaskStore
@@ -79,7 +80,7 @@ def _canonical(spec: Mapping[str, Any]) -> str:
     return json.dumps(spec, sort_keys=True, separators=(",", ":"), default=str)
 
 
-class SqlStore(LeaseMixin, JournalMixin, ReviewMixin, BrowseMixin):
+class SqlStore(LeaseMixin, JournalMixin, ReviewMixin, BrowseMixin, OutboxMixin):
     """A `TaskStore` on SQLAlchemy Core; build it with `open_store`."""
 
     def __init__(self, database: Database) -> None:

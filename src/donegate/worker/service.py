@@ -38,9 +38,10 @@ import socket
 import threading
 import time
 import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING, Any, cast
 
 from donegate.errors import EffectDivergence, EffectOutcomeUnknown, UserError
 from donegate.events import EventSink, fan_out
@@ -61,7 +62,11 @@ from donegate.store import (
     TaskStore,
 )
 from donegate.worker.journal import Halted, JournaledModel, JournalSink
+from donegate.worker.outbox import Courier, Delivery, compose
 from donegate.worker.tasks import failed, outcome_of, outcome_unknown, spec_for
+
+if TYPE_CHECKING:
+    from donegate.store._outbox import OutboxStore
 
 __all__ = ["ModelResolver", "Observer", "SinkFactory", "Worker", "WorkerStats", "default_resolver"]
 
@@ -117,6 +122,9 @@ class Worker:
         error_backoff_s: float = 5.0,
         observers: Sequence[Observer] = (),
         sink_factory: SinkFactory | None = None,
+        notify: Sequence[Mapping[str, Any]] = (),
+        delivery: Delivery | None = None,
+        deliver_outbox: bool = True,
     ) -> None:
         if isinstance(concurrency, bool) or not isinstance(concurrency, int) or concurrency < 1:
             raise UserError(f"concurrency must be a whole number >= 1, got {concurrency!r}")
@@ -136,6 +144,11 @@ class Worker:
         self.stats = WorkerStats()
         self.fault: Exception | None = None
         """Why the worker stopped on its own (a `StoreError`), else None."""
+        self.notify = [dict(t) for t in notify]
+        """Targets notified of every task's end, after the spec's own ``notify:``."""
+        self.delivery = delivery or Delivery()
+        self.deliver_outbox = deliver_outbox
+        """Run a `Courier` beside the slots (the outbox of the whole store, not only ours)."""
         self._held: dict[str, tuple[Lease, JournalSink]] = {}
         self._lock = threading.Lock()
 
@@ -161,6 +174,10 @@ class Worker:
         budget = _Budget(max_tasks)
         self.store.keep_reserve()  # disk for putting tasks back should the disk fill
         beat = self.start_heartbeat(stop)
+        courier = None
+        if self.deliver_outbox and hasattr(self.store, "outbox_due"):
+            courier = Courier(cast("OutboxStore", self.store), self.delivery)
+            courier_thread = courier.start(stop)
         slots = [
             threading.Thread(target=self._slot, args=(stop, until_idle, budget), daemon=True)
             for _ in range(self.concurrency)
@@ -171,9 +188,13 @@ class Worker:
             for t in slots:
                 while t.is_alive():
                     t.join(0.2)
+            if courier is not None and until_idle and self.fault is None:
+                courier.drain()  # what is due now goes out before an idle worker exits
         finally:
             stop.set()
             beat.join()
+            if courier is not None:
+                courier_thread.join()
         return self.stats
 
     def run_one(self) -> Outcome | None:
@@ -260,7 +281,8 @@ class Worker:
             if outcome.loop_status == "provider_error":
                 journal.flush()  # the last step's messages and evidence; the task goes back
                 raise _ProviderDown(outcome.reason)
-            journal.finish(outcome)
+            outcome = compose(lease, outcome, self.notify, self.delivery)
+            journal.finish(outcome)  # the outbox rows commit with it
         except LeaseLost:
             log.warning("task %s: lease lost; another worker resumes it", lease.task_id)
             self.stats.lost += 1

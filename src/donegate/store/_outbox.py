@@ -1,0 +1,204 @@
+"""The outbox: final-outcome notifications, written with the outcome and delivered later.
+
+`write_notices` runs inside `finish`'s transaction, so a task's outcome and its notifications
+commit together or not at all: a worker killed after the commit leaves pending rows another
+worker (or the same one restarted) delivers; a worker killed before it leaves neither. Delivery
+is at least once, and every attempt at one row carries the same idempotency key, so a receiver
+that dedupes on it acts once.
+
+A deliverer takes a row by bumping its attempt count under compare-and-set (`outbox_take`), so
+two workers polling one store do not both send the same attempt.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import Any, Literal, Protocol, runtime_checkable
+
+import sqlalchemy as sa
+from sqlalchemy.engine import Connection
+
+from donegate.errors import UserError
+from donegate.store._codec import dumps, loads
+from donegate.store._db import Database, patient
+from donegate.store._schema import outbox
+from donegate.store.base import Lease, Outcome
+
+__all__ = ["Notification", "OutboxMixin", "OutboxStore", "write_notices"]
+
+State = Literal["pending", "delivered", "failed"]
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class Notification:
+    """One outbox row: where a task's final outcome goes, and how its delivery stands."""
+
+    id: int
+    task_id: str
+    generation: int
+    key: str
+    """The idempotency key every attempt carries."""
+    target: dict[str, Any]
+    """``{"webhook": {...}}`` or ``{"command": [...]}``, as the spec or the worker named it."""
+    body: dict[str, Any]
+    """The JSON delivered."""
+    state: State
+    attempts: int
+    max_attempts: int
+    next_at: float
+    last_error: str | None
+    created_at: float
+    delivered_at: float | None
+
+    def public(self) -> dict[str, Any]:
+        """The delivery state as JSON (CLI, API), without the body."""
+        kind = "webhook" if "webhook" in self.target else "command"
+        where = self.target["webhook"]["url"] if kind == "webhook" else self.target["command"][0]
+        return {
+            "id": self.id,
+            "key": self.key,
+            "kind": kind,
+            "target": where,
+            "state": self.state,
+            "attempts": self.attempts,
+            "max_attempts": self.max_attempts,
+            "last_error": self.last_error,
+            "delivered_at": self.delivered_at,
+        }
+
+
+def _row(row: Any) -> Notification:
+    return Notification(
+        id=row.id,
+        task_id=row.task_id,
+        generation=row.generation,
+        key=row.key,
+        target=loads(row.target),
+        body=loads(row.body),
+        state=row.state,
+        attempts=row.attempts,
+        max_attempts=row.max_attempts,
+        next_at=row.next_at,
+        last_error=row.last_error,
+        created_at=row.created_at,
+        delivered_at=row.delivered_at,
+    )
+
+
+def write_notices(conn: Connection, lease: Lease, outcome: Outcome, now: float) -> None:
+    """Insert the outcome's notifications (one per target) inside the caller's transaction."""
+    notice = outcome.notify
+    if not notice or not notice.get("targets"):
+        return
+    conn.execute(
+        sa.insert(outbox),
+        [
+            {
+                "task_id": lease.task_id,
+                "generation": lease.generation,
+                "target_no": i,
+                "key": notice["key"],
+                "target": dumps(target),
+                "body": dumps(notice["body"]),
+                "state": "pending",
+                "attempts": 0,
+                "max_attempts": int(notice.get("max_attempts", 8)),
+                "next_at": now,
+                "created_at": now,
+            }
+            for i, target in enumerate(notice["targets"])
+        ],
+    )
+
+
+@runtime_checkable
+class OutboxStore(Protocol):
+    """What a deliverer, the CLI and the API need of a store's outbox."""
+
+    def outbox(
+        self, *, task_id: str | None = None, state: str | None = None, limit: int = 100
+    ) -> list[Notification]: ...
+
+    def outbox_due(self, now: float, limit: int = 20) -> list[Notification]: ...
+
+    def outbox_take(self, n: Notification, until: float) -> bool: ...
+
+    def outbox_result(
+        self, n: Notification, *, error: str | None, retry_at: float | None
+    ) -> None: ...
+
+    def outbox_retry(self, notification_id: int) -> Notification: ...
+
+
+class OutboxMixin:
+    """`OutboxStore` on the SQL store."""
+
+    _db: Database
+
+    @patient
+    def outbox(
+        self, *, task_id: str | None = None, state: str | None = None, limit: int = 100
+    ) -> list[Notification]:
+        q = sa.select(outbox).order_by(outbox.c.id.desc()).limit(max(1, min(limit, 1000)))
+        if task_id is not None:
+            q = q.where(outbox.c.task_id == task_id)
+        if state is not None:
+            q = q.where(outbox.c.state == state)
+        with self._db.read() as conn:
+            return [_row(r) for r in conn.execute(q)]
+
+    @patient
+    def outbox_due(self, now: float, limit: int = 20) -> list[Notification]:
+        q = (
+            sa.select(outbox)
+            .where(outbox.c.state == "pending", outbox.c.next_at <= now)
+            .order_by(outbox.c.next_at, outbox.c.id)
+            .limit(limit)
+        )
+        with self._db.read() as conn:
+            return [_row(r) for r in conn.execute(q)]
+
+    @patient
+    def outbox_take(self, n: Notification, until: float) -> bool:
+        """Count one attempt at `n` and hold it until `until`; False when another took it."""
+        with self._db.write() as conn:
+            taken = conn.execute(
+                sa.update(outbox)
+                .where(
+                    outbox.c.id == n.id,
+                    outbox.c.state == "pending",
+                    outbox.c.attempts == n.attempts,
+                )
+                .values(attempts=outbox.c.attempts + 1, next_at=until)
+            )
+            return taken.rowcount == 1
+
+    @patient
+    def outbox_result(self, n: Notification, *, error: str | None, retry_at: float | None) -> None:
+        """Record an attempt: delivered (no error), pending again at `retry_at`, or failed."""
+        now = time.time()
+        values: dict[str, Any]
+        if error is None:
+            values = {"state": "delivered", "delivered_at": now, "last_error": None}
+        elif retry_at is not None:
+            values = {"state": "pending", "next_at": retry_at, "last_error": error[:2000]}
+        else:
+            values = {"state": "failed", "last_error": error[:2000]}
+        with self._db.write() as conn:
+            conn.execute(sa.update(outbox).where(outbox.c.id == n.id).values(**values))
+
+    @patient
+    def outbox_retry(self, notification_id: int) -> Notification:
+        """Send a notification again (delivered or failed): pending now, attempts from zero."""
+        now = time.time()
+        with self._db.write() as conn:
+            done = conn.execute(
+                sa.update(outbox)
+                .where(outbox.c.id == notification_id)
+                .values(state="pending", attempts=0, next_at=now)
+            )
+            if done.rowcount != 1:
+                raise UserError(f"no notification {notification_id} in the outbox")
+            row = conn.execute(sa.select(outbox).where(outbox.c.id == notification_id)).one()
+        return _row(row)
