@@ -126,6 +126,28 @@ def test_a_receiver_failing_twice_is_retried_then_delivered(
     assert [k for k, _ in r.got] == ["t2:final"] * 3
 
 
+def test_a_task_failed_by_its_last_attempt_is_delivered_too(
+    store: SqlStore, effect_log: Path, receiver: Callable[..., Receiver]
+) -> None:
+    """A worker error on the last attempt ends the task failed outside the runner's outcome;
+    its notice is written in that same transaction and delivered like any other."""
+    r = receiver()
+    spec = task("t9", effect_log.parent, notify=[{"webhook": {"url": r.url}}])
+    submit(spec, store, max_attempts=1)
+
+    def broken(name: str, what: str) -> Any:
+        raise RuntimeError("the model client cannot be built")
+
+    Worker(store, model_resolver=broken, delivery=FAST, poll_s=0.05).run(until_idle=True)
+    assert store.get("t9").status == "failed"  # type: ignore[union-attr]
+    _drive(store, lambda: store.outbox(task_id="t9")[0].state != "pending")
+    [n] = store.outbox(task_id="t9")
+    assert (n.state, n.key) == ("delivered", "t9:final")
+    [(key, body)] = r.got
+    assert key == "t9:final" and body["status"] == "failed"
+    assert "the model client cannot be built" in body["reason"]
+
+
 def test_a_receiver_that_never_answers_ends_failed_and_the_outcome_stands(
     store: SqlStore, effect_log: Path, receiver: Callable[..., Receiver]
 ) -> None:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import sqlalchemy as sa
@@ -21,6 +21,7 @@ from donegate.errors import UserError
 from donegate.store._codec import dumps, loads
 from donegate.store._db import Database, patient
 from donegate.store._journal import fence, stop_row
+from donegate.store._outbox import write_notices
 from donegate.store._schema import escalations, runs, tasks
 from donegate.store.base import Lease, Outcome
 
@@ -181,7 +182,13 @@ class LeaseMixin:
 
     @patient
     def release(
-        self, lease: Lease, reason: str, *, delay_s: float = 0.0, charge: bool = True
+        self,
+        lease: Lease,
+        reason: str,
+        *,
+        delay_s: float = 0.0,
+        charge: bool = True,
+        notify: Mapping[str, Any] | None = None,
     ) -> None:
         if not (math.isfinite(delay_s) and delay_s >= 0):
             raise UserError(f"a release delay must be a finite number >= 0, got {delay_s!r}")
@@ -210,7 +217,8 @@ class LeaseMixin:
                 .values(status="error", ended_at=now, reason=reason)
             )
             if spent:
-                outcome = Outcome(status="failed", reason=reason)
+                outcome = Outcome(status="failed", reason=reason, notify=notify)
+                write_notices(conn, lease, outcome, now)  # the task ended: with its outcome
                 stop_row(
                     conn,
                     task_id=lease.task_id,

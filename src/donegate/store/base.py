@@ -342,9 +342,18 @@ class TaskStore(Protocol):
         ...
 
     def release(
-        self, lease: Lease, reason: str, *, delay_s: float = 0.0, charge: bool = True
+        self,
+        lease: Lease,
+        reason: str,
+        *,
+        delay_s: float = 0.0,
+        charge: bool = True,
+        notify: Mapping[str, Any] | None = None,
     ) -> None:
         """Give a task back after a worker error (pending again, or failed when out of attempts).
+
+        `notify` is the notice to write to the outbox, in the same transaction, when this
+        release spends the last attempt and so ends the task failed.
 
         With ``charge=False`` the task was not at fault (the worker's disk filled, it is
         stopping): the claim's attempt is handed back and the task is always pending again.

@@ -302,7 +302,12 @@ class Worker:
                 reason = f"worker error: {type(exc).__name__}: {exc}"
                 if isinstance(exc, _ProviderDown):
                     reason = str(exc)
-                self.store.release(lease, reason, delay_s=self.error_backoff_s)
+                failed = compose(
+                    lease, Outcome(status="failed", reason=reason), self.notify, self.delivery
+                )
+                self.store.release(
+                    lease, reason, delay_s=self.error_backoff_s, notify=failed.notify
+                )
             except Exception:  # lost, or the store is down: the lease expires and it resumes
                 log.exception("task %s: could not give it back", lease.task_id)
             return None
