@@ -28,6 +28,7 @@ __all__ = [
     "FileError",
     "UniqueKeyLoader",
     "load_data",
+    "nested_deeper",
     "parse_json",
     "parse_yaml",
     "read_stream",
@@ -215,14 +216,14 @@ def parse_json(text: str, *, source: str | None = None, error: ErrorFactory = Fi
         raise error(
             f"not valid JSON: nested deeper than {MAX_DEPTH} levels", source=source
         ) from None
-    if _depth(data) > MAX_DEPTH:
+    if nested_deeper(data):
         raise error(f"not valid JSON: nested deeper than {MAX_DEPTH} levels", source=source)
     return data
 
 
-def _depth(value: Any) -> int:
-    """How deep lists and dicts nest in `value`, without recursion."""
-    deepest = 0
+def nested_deeper(value: Any, limit: int = MAX_DEPTH) -> bool:
+    """True when lists and dicts nest in `value` more than `limit` deep (walked without
+    recursion, so a hostile document cannot overflow the stack)."""
     stack: list[tuple[Any, int]] = [(value, 1)]
     while stack:
         item, depth = stack.pop()
@@ -232,11 +233,10 @@ def _depth(value: Any) -> int:
             children = item
         else:
             continue
-        deepest = max(deepest, depth)
-        if deepest > MAX_DEPTH:
-            return deepest
-        stack.extend((child, depth + 1) for child in children)
-    return deepest
+        if depth > limit:
+            return True
+        stack.extend((child, depth + 1) for child in children if isinstance(child, dict | list))
+    return False
 
 
 def load_data(

@@ -14,6 +14,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
+from donegate._files import nested_deeper
 from donegate.errors import DonegateError
 from donegate.messages import Ending, ErrorInfo, Message, TextPart, Turn
 from donegate.models._sse import iter_sse
@@ -156,26 +157,9 @@ def json_body(body: bytes) -> tuple[Any, str | None]:
         return None, f"not JSON: {exc}"
     except RecursionError:
         return None, f"JSON nested deeper than {MAX_DEPTH} levels"
-    if _depth_over(value, MAX_DEPTH):
+    if nested_deeper(value, MAX_DEPTH):
         return None, f"JSON nested deeper than {MAX_DEPTH} levels"
     return value, None
-
-
-def _depth_over(value: Any, limit: int) -> bool:
-    """True when `value` nests containers more than `limit` deep (walked without recursion)."""
-    stack: list[tuple[Any, int]] = [(value, 1)]
-    while stack:
-        node, depth = stack.pop()
-        if isinstance(node, dict):
-            children: Any = node.values()
-        elif isinstance(node, list):
-            children = node
-        else:
-            continue
-        if depth > limit:
-            return True
-        stack.extend((child, depth + 1) for child in children if isinstance(child, dict | list))
-    return False
 
 
 @dataclass(frozen=True, slots=True)
