@@ -72,12 +72,16 @@ class StopEvent:
     """The whole payload, for the CLI module's own readers."""
 
 
+TodoStatus = Literal["open", "done", "blocked"]
+"""A todo item's status once normalised across the CLIs."""
+
+
 @dataclass(frozen=True, kw_only=True, slots=True)
 class TodoItem:
     """One item of the agent's own todo list or goal: the model's account, never proof."""
 
     text: str
-    status: Literal["open", "done", "blocked"]
+    status: TodoStatus
     """Normalised: ``done`` (completed, cancelled), ``blocked`` (a blocker stated), ``open``."""
     raw_status: str
     """The status as the CLI stores it."""
@@ -92,6 +96,16 @@ class TodoItem:
             "raw_status": self.raw_status,
             "source": self.source,
         }
+
+    @classmethod
+    def read(
+        cls, text: str, raw_status: object, statuses: Mapping[str, TodoStatus], source: str
+    ) -> TodoItem:
+        """An item as a CLI stores it: `statuses` maps its status words (others are open),
+        and both strings are bounded (they come from files the agent writes)."""
+        raw = str(raw_status)
+        return cls(text=text[:300], status=statuses.get(raw, "open"), raw_status=raw[:40],
+                   source=source)  # fmt: skip
 
 
 class AgentCLI:

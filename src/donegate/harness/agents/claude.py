@@ -31,6 +31,7 @@ from donegate.harness.agents.base import (
     ExecSetup,
     StopEvent,
     TodoItem,
+    TodoStatus,
     safe_id,
 )
 from donegate.harness.agents.transcript import TranscriptRef, jsonl_records
@@ -39,7 +40,7 @@ __all__ = ["CLAUDE", "ClaudeCode", "config_dir"]
 
 _MAX_TASK_FILES = 500
 _MAX_TASK_BYTES = 64 * 1024
-_STATUS = {"completed": "done", "pending": "open", "in_progress": "open"}
+_STATUS: dict[str, TodoStatus] = {"completed": "done", "pending": "open", "in_progress": "open"}
 
 
 def config_dir() -> Path:
@@ -91,14 +92,8 @@ class ClaudeCode(AgentCLI):
                 latest = result["newTodos"]
         for todo in latest or []:
             if isinstance(todo, dict) and isinstance(todo.get("content"), str):
-                status = str(todo.get("status"))
                 items.append(
-                    TodoItem(
-                        text=todo["content"][:300],
-                        status=_STATUS.get(status, "open"),  # type: ignore[arg-type]
-                        raw_status=status[:40],
-                        source="TodoWrite",
-                    )
+                    TodoItem.read(todo["content"], todo.get("status"), _STATUS, "TodoWrite")
                 )
         return items
 
@@ -159,14 +154,7 @@ def _task_files(folder: Path) -> list[TodoItem]:
         status = str(data.get("status"))
         if status == "deleted":
             continue
-        items.append(
-            TodoItem(
-                text=data["subject"][:300],
-                status=_STATUS.get(status, "open"),  # type: ignore[arg-type]
-                raw_status=status[:40],
-                source="claude tasks",
-            )
-        )
+        items.append(TodoItem.read(data["subject"], status, _STATUS, "claude tasks"))
     return items
 
 

@@ -41,13 +41,14 @@ from donegate.harness.agents.base import (
     StopEvent,
     TodoItem,
     TodoStateError,
+    TodoStatus,
 )
 from donegate.harness.agents.transcript import TranscriptRef
 
 __all__ = ["CODEX", "CodexCLI", "codex_home", "hook_hashes", "trust_entries"]
 
 GOALS_DB = "goals_1.sqlite"
-_STATUS = {"complete": "done", "blocked": "blocked"}
+_STATUS: dict[str, TodoStatus] = {"complete": "done", "blocked": "blocked"}
 
 
 def codex_home() -> Path:
@@ -97,12 +98,7 @@ class CodexCLI(AgentCLI):
         except sqlite3.Error as exc:
             raise TodoStateError(f"{path}: {exc}") from None
         return [
-            TodoItem(
-                text=str(objective)[:300],
-                status=_STATUS.get(str(status), "open"),  # type: ignore[arg-type]
-                raw_status=str(status)[:40],
-                source="codex goal",
-            )
+            TodoItem.read(str(objective), status, _STATUS, "codex goal")
             for objective, status in rows
         ]
 

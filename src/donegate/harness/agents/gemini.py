@@ -27,12 +27,19 @@ from pathlib import Path
 from typing import Any
 
 from donegate.errors import UserError
-from donegate.harness.agents.base import AgentCLI, EventKind, ExecSetup, StopEvent, TodoItem
+from donegate.harness.agents.base import (
+    AgentCLI,
+    EventKind,
+    ExecSetup,
+    StopEvent,
+    TodoItem,
+    TodoStatus,
+)
 from donegate.harness.agents.transcript import TranscriptRef, jsonl_records
 
 __all__ = ["GEMINI", "GeminiCLI", "gemini_dir"]
 
-_STATUS = {"completed": "done", "cancelled": "done", "blocked": "blocked"}
+_STATUS: dict[str, TodoStatus] = {"completed": "done", "cancelled": "done", "blocked": "blocked"}
 
 
 def gemini_dir() -> Path:
@@ -83,14 +90,8 @@ class GeminiCLI(AgentCLI):
         items = []
         for todo in latest or []:
             if isinstance(todo, dict) and isinstance(todo.get("description"), str):
-                status = str(todo.get("status"))
                 items.append(
-                    TodoItem(
-                        text=todo["description"][:300],
-                        status=_STATUS.get(status, "open"),  # type: ignore[arg-type]
-                        raw_status=status[:40],
-                        source="write_todos",
-                    )
+                    TodoItem.read(todo["description"], todo.get("status"), _STATUS, "write_todos")
                 )
         return items
 
