@@ -23,7 +23,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 from donegate.config import data_dir
 from donegate.errors import UserError
@@ -41,6 +41,7 @@ from donegate.harness.verifier import Verifier
 from donegate.loop import Policies, RunResult, Status
 from donegate.models.base import Model, ModelSettings
 from donegate.models.infer import infer_model
+from donegate.results import TaskOutcome
 from donegate.run import arun, run
 from donegate.tools import EffectLedger, Tool
 
@@ -62,7 +63,7 @@ _IDEMPOTENT = frozenset({"write_file"})  # writing the same content again change
 class TaskResult:
     """How a task ended, with everything needed to trust or review it."""
 
-    status: Literal["done", "awaiting_review", "escalated", "failed"]
+    status: TaskOutcome
     """``done``: every gate passed; ``awaiting_review``: so did the claim, and a person must
     approve it (``closure: human``); ``escalated``: a human must look; ``failed``: the loop
     broke."""

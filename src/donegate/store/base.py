@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol, TypeAlias
+from typing import Any, Literal, Protocol
 
 from donegate.errors import DonegateError
 from donegate.harness.spec import TASK_ID
@@ -49,13 +49,10 @@ __all__ = [
     "TaskStore",
 ]
 
-TaskStatus: TypeAlias = Literal[
-    "pending", "running", "done", "awaiting_review", "escalated", "failed", "cancelled"
-]
-TERMINAL: frozenset[str] = frozenset(
-    {"done", "awaiting_review", "escalated", "failed", "cancelled"}
-)
-"""Statuses a task leaves only by a person's `retry`, `resolve` or `approve`."""
+# The task's status vocabulary lives with the run's, in `donegate.results` (one table maps a
+# run's `Status` to it); re-exported here, where the store's callers import it.
+from donegate.results import TASK_TERMINAL as TERMINAL
+from donegate.results import TaskStatus
 
 
 class StoreError(DonegateError):
@@ -153,6 +150,7 @@ class Lease:
 
 # An evidence row is the loop's one record of an answered call (its duration measured where the
 # tool ran); `Evidence` is its old name here, kept as an alias.
+from donegate.results import TaskOutcome  # noqa: E402
 from donegate.results import ToolCallRecord as Evidence  # noqa: E402  (kept beside its old place)
 
 
@@ -160,7 +158,7 @@ from donegate.results import ToolCallRecord as Evidence  # noqa: E402  (kept bes
 class Outcome:
     """What a worker records when a run ends."""
 
-    status: Literal["done", "awaiting_review", "escalated", "failed"]
+    status: TaskOutcome
     """The task's terminal status (``awaiting_review`` waits for a person's `approve`)."""
     reason: str = ""
     """Why, for people."""

@@ -26,7 +26,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 from donegate.config import data_dir
 from donegate.errors import UserError
@@ -38,6 +38,7 @@ from donegate.harness.agents.install import hook_command
 from donegate.harness.agents.report import certify
 from donegate.harness.checks import CheckResult
 from donegate.harness.spec import TaskSpec
+from donegate.results import TaskOutcome
 
 __all__ = ["EXEC_HOOK_TIMEOUT_S", "ExecResult", "exec_agent", "recognise"]
 
@@ -45,7 +46,7 @@ EXEC_HOOK_TIMEOUT_S = 600
 """The hook timeout exec writes into the CLI's config for its run."""
 _OUTPUT_TAIL = 256 * 1024
 
-Status = Literal["done", "awaiting_review", "escalated", "failed"]
+Status = TaskOutcome  # the task statuses a run ends in: the one vocabulary in donegate.results
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
