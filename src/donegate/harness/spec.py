@@ -38,7 +38,7 @@ from pydantic import (
 )
 
 from donegate._files import load_data
-from donegate.errors import UserError
+from donegate.errors import TaskSpecError
 from donegate.harness.protect import check_pattern
 
 __all__ = [
@@ -128,21 +128,6 @@ TaskId = Annotated[str, Field(min_length=1), AfterValidator(_task_id)]
 ImportPath = Annotated[str, _shaped(r"[A-Za-z_][\w.]*:[A-Za-z_]\w*", "'package.module:function'")]
 ModelName = Annotated[str, _shaped(r"[\w.-]+:.+", "'provider:model' or 'script:FILE'")]
 HttpUrl = Annotated[str, _shaped(r"https?://.+", "an http:// or https:// url")]
-
-
-class TaskSpecError(UserError):
-    """A task file or task dict is invalid; the message names the file and the field.
-
-    For example ``task.yaml: checks[1].file_contains.path: field required``.
-    """
-
-    def __init__(self, message: str, *, source: str | None = None, field: str | None = None):
-        self.field = field
-        """The field at fault (``checks[1].file_contains.path``), when one is."""
-        where = ": ".join(p for p in (source, field) if p)
-        super().__init__(f"{where}: {message}" if where else message)
-        self.source = source
-        self.field = field
 
 
 class _Strict(BaseModel):
