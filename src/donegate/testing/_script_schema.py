@@ -12,7 +12,6 @@ builder reads `model_fields_set`, and the defaults here are only placeholders of
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Annotated, Any, Self
 
 from pydantic import (
@@ -25,12 +24,12 @@ from pydantic import (
     field_validator,
     model_validator,
 )
-from pydantic_core import ErrorDetails, PydanticCustomError
 
 from donegate.errors import ScriptError, UserError
 from donegate.finish import FinishTool, as_finish_tool
 from donegate.loop import Status
 from donegate.messages import Ending
+from donegate.testing._script_errors import Loc, kind, located, path, problem
 from donegate.testing.stubs import ANY_OBJECT
 
 __all__ = [
@@ -52,12 +51,6 @@ STATUSES = tuple(s.value for s in Status)
 FAULT_KEYS = ("delay", "disconnect")
 """The keys of a turn that inject a transport fault rather than answer."""
 _HTTP_ERROR_KEYS = ("http_error", "retry_after", "message", "ending", "usage")
-Loc = tuple[str | int, ...]
-
-
-def problem(message: str, *at: str | int) -> PydanticCustomError:
-    """A located problem: `at` is the field below the model raising it (empty: the model)."""
-    return PydanticCustomError("script", "{message}", {"message": message, "at": at})
 
 
 def _one_of(what: str, options: tuple[str, ...]) -> AfterValidator:
@@ -110,19 +103,28 @@ class UsageData(_Strict):
     """``usage:``, token counts a turn reports."""
 
     input_tokens: Count = 0
+    """Tokens of the request."""
     output_tokens: Count = 0
+    """Tokens of the answer."""
     cache_read_tokens: Count = 0
+    """Request tokens read from the provider's prompt cache."""
     cache_write_tokens: Count = 0
+    """Request tokens written to it."""
     reasoning_tokens: Count = 0
+    """Answer tokens spent thinking."""
 
 
 class CallData(_Strict):
     """One entry of a turn's ``tool_calls``."""
 
     tool: str
+    """The tool called (any name: models call tools they were not given)."""
     args: dict[str, Any] = Field(default_factory=dict)
+    """The arguments, as a mapping."""
     args_raw: str = ""
+    """The arguments as the model wrote them, maybe not JSON (a cut or malformed call)."""
     id: str = ""
+    """The call id; ``c1``, ``c2``, ... (skipping the ids given) when left out."""
 
     @model_validator(mode="after")
     def _named(self) -> Self:
@@ -143,21 +145,37 @@ class TurnData(_Strict):
     """One model turn: an answer (text, calls, an HTTP error), a transport fault, or both."""
 
     text: str = ""
+    """The answer's text (a refusal's explanation when the ending is ``refused``)."""
     thinking: str = ""
+    """Reasoning shown before the answer."""
     refusal: str = ""
+    """A refusal beside the text; the ending is ``refused`` unless stated."""
     tool_call: str = ""
+    """One call's tool, with `args` (or `args_raw`) and `id` beside it."""
     args: dict[str, Any] = Field(default_factory=dict)
+    """The arguments of `tool_call`."""
     args_raw: str = ""
+    """The raw arguments of `tool_call`."""
     id: str = ""
+    """The id of `tool_call`."""
     tool_calls: list[CallData] = Field(default_factory=list, min_length=1)
+    """Several calls in one turn, in order."""
     ending: EndingName = ""
+    """The turn's ending when it is not the one its parts imply."""
     stop_details: str = ""
+    """A refused or malformed_tool_call turn's detail (the refusal category, say)."""
     usage: UsageData = Field(default_factory=UsageData)
+    """Token counts."""
     http_error: int = Field(default=0, ge=400, le=599)
+    """The turn is this HTTP error status instead of an answer."""
     retry_after: Number = 0.0
+    """An http_error's ``retry-after`` seconds."""
     message: str = ""
+    """An http_error's message."""
     delay: Delay = 0.0
+    """Seconds the answer comes late (a fault)."""
     disconnect: bool = False
+    """The connection is dropped without an answer (a fault)."""
 
     @property
     def answers(self) -> list[str]:
@@ -235,7 +253,9 @@ class ResultData(_Strict):
     """One scripted outcome of a stub call: ``returns: VALUE`` or ``raises: MESSAGE``."""
 
     returns: Any = None
+    """The value returned."""
     raises: str = ""
+    """The message of the `ToolStubError` raised instead."""
 
     @model_validator(mode="after")
     def _one(self) -> Self:
@@ -248,11 +268,17 @@ class StubData(_Strict):
     """A tool stub: one outcome (``returns``, ``raises``) or one per call (``results``)."""
 
     returns: Any = None
+    """The value every call returns."""
     raises: str = ""
+    """The message every call raises."""
     results: list[ResultData] = Field(default_factory=list, min_length=1)
+    """The outcome of the 1st, 2nd, ... call; the last repeats."""
     side_effect: bool = False
+    """The tool changes the world (the loop keys and never repeats its calls)."""
     description: str = ""
+    """What the model is told the tool does."""
     parameters: dict[str, Any] = Field(default_factory=lambda: dict(ANY_OBJECT))
+    """The JSON Schema shown to the model (arguments are not validated against it)."""
 
     @model_validator(mode="after")
     def _one_behaviour(self) -> Self:
@@ -268,8 +294,11 @@ class FinishData(_Strict):
     """``finish_tool:``, the structured-answer tool; `tool` is the one built from it."""
 
     name: str = "submit_answer"
+    """The tool's name."""
     schema_: dict[str, Any] = Field(default_factory=lambda: {"type": "object"}, alias="schema")
+    """The JSON Schema of the answer (written ``schema:``)."""
     description: str = ""
+    """What the model is told the tool is for."""
     _tool: FinishTool | None = PrivateAttr(default=None)
 
     @model_validator(mode="after")
@@ -295,24 +324,38 @@ class ExpectData(_Strict):
     """``expect:``, what a replay should produce; its field names are `Expect`'s."""
 
     status: StatusName = ""
+    """The run's status."""
     model_calls: Count = 0
+    """Requests the model received."""
     tool_calls: dict[ToolName, Count] = Field(default_factory=dict)
+    """Executions per tool name."""
     text: str = ""
+    """The run's final text."""
     output: dict[str, Any] | None = None
+    """The finish tool's arguments."""
     ending: EndingName = ""
+    """The last turn's ending."""
     unused_turns: Count = 0
+    """Turns left unplayed."""
 
 
 class ScriptFile(_Strict):
     """A whole script file, validated; `donegate.testing.script` builds the `Script`."""
 
     prompt: str = ""
+    """The user message (left out: a run uses its task's)."""
     system: str = ""
+    """The system message."""
     max_steps: int = Field(default=8, ge=1)
+    """The loop's step limit."""
     finish_tool: FinishData = Field(default_factory=FinishData)
+    """The structured-answer tool."""
     tools: dict[ToolName, StubData] = Field(default_factory=dict)
+    """Tool stubs by name."""
     turns: list[TurnData] = Field(min_length=1)
+    """What the model returns, in order."""
     expect: ExpectData = Field(default_factory=ExpectData)
+    """What a replay should produce."""
 
     @field_validator("prompt")
     @classmethod
@@ -334,7 +377,7 @@ class ScriptFile(_Strict):
                     continue
                 at = ("turns", i, *where, "id")
                 if call.id in seen:
-                    raise problem(f"duplicate id {call.id!r} (see {_path(seen[call.id])})", *at)
+                    raise problem(f"duplicate id {call.id!r} (see {path(seen[call.id])})", *at)
                 seen[call.id] = at
         known = set(self.tools) | {c.tool for t in self.turns for _, c in t.calls()}
         for name, count in self.expect.tool_calls.items():
@@ -355,81 +398,5 @@ def validate_script(data: Any, *, source: str | None = None) -> ScriptFile:
     try:
         return ScriptFile.model_validate(data)
     except ValidationError as exc:
-        field, message = _located(exc.errors(include_url=False)[0])
+        field, message = located(exc.errors(include_url=False)[0])
         raise ScriptError(message, source=source, field=field or None) from None
-
-
-# -- one-line messages -----------------------------------------------------------------------
-
-_MISSING = {"turns": "a script needs at least one model turn", "tool": "name the tool called"}
-"""What to add when a required key is missing, by key."""
-_MAPPING = {
-    "tools": "a mapping of tool names to stubs",
-    "schema": "a JSON Schema mapping",
-    "parameters": "a JSON Schema mapping",
-}
-"""What a mapping-valued key holds, where "a mapping" says too little."""
-
-
-def _located(error: ErrorDetails) -> tuple[str, str]:
-    """A pydantic error as (field path, message), in the words the script format uses."""
-    loc: Loc = error["loc"]
-    ctx: dict[str, Any] = dict(error.get("ctx") or {})
-    if error["type"] == "script":
-        return _path((*loc, *ctx["at"])), str(ctx["message"])
-    if loc and loc[-1] == "[key]":
-        return _path(loc[:-2]), f"a tool name must be a non-empty string, got {kind(loc[-2])}"
-    return _path(loc), _message(error["type"], error["input"], loc, ctx) or error["msg"]
-
-
-def _message(kind_of: str, value: Any, loc: Loc, ctx: dict[str, Any]) -> str | None:
-    last = loc[-1] if loc else ""
-    got = kind(value)
-    simple = {
-        "string_type": "a string",
-        "int_type": "an integer",
-        "float_type": "a number >= 0",  # every number in a script is a count of seconds
-        "bool_type": "true or false",
-        "dict_type": _MAPPING.get(str(last), "a mapping"),
-        "model_type": _MAPPING.get(str(last), "a mapping"),
-        "list_type": "a non-empty list of turns" if loc == ("turns",) else "a non-empty list",
-        "too_short": "a non-empty list of turns" if loc == ("turns",) else "a non-empty list",
-        "finite_number": "a finite number",
-    }
-    if kind_of in simple:
-        return f"expected {simple[kind_of]}, got {got}"
-    if kind_of == "missing":
-        hint = _MISSING.get(str(last))
-        return f"missing; {hint}" if hint else "missing"
-    if kind_of in ("greater_than_equal", "less_than_equal"):
-        bound = ctx.get("ge", ctx.get("le"))
-        what = "a number" if isinstance(bound, float) else "an integer"
-        sign = ">=" if kind_of == "greater_than_equal" else "<="
-        return f"expected {what} {sign} {bound:g}, got {value}"
-    if kind_of == "value_error":
-        return str(ctx["error"])
-    return None
-
-
-def _path(loc: Loc) -> str:
-    out = ""
-    for part in loc:
-        out += f"[{part}]" if isinstance(part, int) else f".{part}" if out else str(part)
-    return out
-
-
-def kind(value: Any) -> str:
-    """What `value` is, for "expected X, got Y": ``a string ('hi')``, ``a number (5)``."""
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "a boolean"
-    if isinstance(value, int | float):
-        return f"a number ({value})"
-    if isinstance(value, str):
-        return f"a string ({value!r})" if len(value) <= 40 else "a string"
-    if isinstance(value, list):
-        return "a list"
-    if isinstance(value, Mapping):
-        return "a mapping"
-    return type(value).__name__
