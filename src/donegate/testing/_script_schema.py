@@ -12,7 +12,7 @@ builder reads `model_fields_set`, and the defaults here are only placeholders of
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Self
+from typing import Annotated, Any, ClassVar, Self
 
 from pydantic import (
     AfterValidator,
@@ -79,24 +79,33 @@ ToolName = Annotated[str, Field(min_length=1)]
 class _Strict(BaseModel):
     # strict: YAML's `true` is no number and "2" no integer; nan and inf are no delay or count
     model_config = ConfigDict(strict=True, extra="forbid", frozen=True, allow_inf_nan=False)
+    _keys: ClassVar[tuple[str, ...]] = ()
+    _names: ClassVar[tuple[str, ...]] = ()
+
+    @classmethod
+    def __pydantic_init_subclass__(cls, **kwargs: Any) -> None:
+        super().__pydantic_init_subclass__(**kwargs)
+        # computed once per class: a recorded session validates these per turn
+        cls._names = tuple(cls.model_fields)
+        cls._keys = tuple(info.alias or name for name, info in cls.model_fields.items())
 
     @model_validator(mode="before")
     @classmethod
     def _known_keys(cls, data: Any) -> Any:
         """Refuse the first unknown key, naming the keys this mapping may hold."""
         if isinstance(data, dict):
-            keys = [info.alias or name for name, info in cls.model_fields.items()]
             for key in data:
-                if key not in keys:
+                if key not in cls._keys:
                     raise problem(
-                        f"unknown key {str(key)!r}; expected one of: {', '.join(keys)}", str(key)
+                        f"unknown key {str(key)!r}; expected one of: {', '.join(cls._keys)}",
+                        str(key),
                     )
         return data
 
     def given(self, *keys: str) -> list[str]:
         """Those of `keys` the file gave (every given field when none), in declaration order."""
-        names = keys or tuple(type(self).model_fields)
-        return [k for k in names if k in self.model_fields_set]
+        given = self.model_fields_set
+        return [k for k in keys or self._names if k in given]
 
 
 class UsageData(_Strict):
@@ -137,7 +146,7 @@ def _check_call(call: CallData | TurnData, name: str, name_key: str) -> None:
         raise problem("is empty; name the tool called", name_key)
     if len(call.given("args", "args_raw")) == 2:
         raise problem("give args or args_raw, not both")
-    if call.given("id") and not call.id:
+    if "id" in call.model_fields_set and not call.id:
         raise problem("is empty", "id")
 
 
@@ -185,15 +194,15 @@ class TurnData(_Strict):
     @property
     def stated_ending(self) -> Ending | None:
         """The ending the file states: ``ending``, else refused for a ``refusal``, else None."""
-        if self.given("ending"):
+        if "ending" in self.model_fields_set:
             return Ending(self.ending)
-        return Ending.REFUSED if self.given("refusal") else None
+        return Ending.REFUSED if "refusal" in self.model_fields_set else None
 
     def calls(self) -> list[tuple[Loc, CallData]]:
         """The turn's tool calls, each with its place below the turn."""
-        if self.given("tool_calls"):
+        if "tool_calls" in self.model_fields_set:
             return [(("tool_calls", i), call) for i, call in enumerate(self.tool_calls)]
-        if not self.given("tool_call"):
+        if "tool_call" not in self.model_fields_set:
             return []
         own = {"tool", *self.given("args", "args_raw", "id")}
         call = CallData.model_construct(
@@ -223,7 +232,7 @@ class TurnData(_Strict):
                     "an empty turn; give text, thinking, a tool call, an http_error, a delay or "
                     "a disconnect"
                 )
-        elif self.given("http_error"):
+        elif "http_error" in self.model_fields_set:
             other = [k for k in answers if k not in _HTTP_ERROR_KEYS]
             if other:
                 raise problem("cannot be combined with http_error", other[0])
@@ -235,17 +244,17 @@ class TurnData(_Strict):
         misplaced = self.given("retry_after", "message")
         if misplaced:
             raise problem("only applies to an http_error turn", misplaced[0])
-        if self.given("stop_details") and self.stated_ending not in (
+        if "stop_details" in self.model_fields_set and self.stated_ending not in (
             Ending.REFUSED,
             Ending.MALFORMED_TOOL_CALL,
         ):
             raise problem("only applies to a refused or a malformed_tool_call turn", "stop_details")
         loose = self.given("args", "args_raw", "id")
-        if self.given("tool_calls") and loose:
+        if "tool_calls" in self.model_fields_set and loose:
             raise problem("belongs inside each tool_calls entry", loose[0])
-        if self.given("tool_call"):
+        if "tool_call" in self.model_fields_set:
             _check_call(self, self.tool_call, "tool_call")
-        elif loose and not self.given("tool_calls"):
+        elif loose and "tool_calls" not in self.model_fields_set:
             raise problem("needs a tool_call", loose[0])
 
 
@@ -308,7 +317,7 @@ class FinishData(_Strict):
         except UserError as exc:
             raise problem(str(exc).removeprefix("finish_tool: "), "schema") from None
         assert tool is not None
-        if self.given("description"):
+        if "description" in self.model_fields_set:
             tool = FinishTool(schema=tool.schema, name=self.name, description=self.description)
         self._tool = tool
         return self
@@ -366,20 +375,21 @@ class ScriptFile(_Strict):
 
     @model_validator(mode="after")
     def _consistent(self) -> Self:
-        if self.given("finish_tool") and self.finish_tool.name in self.tools:
+        if "finish_tool" in self.model_fields_set and self.finish_tool.name in self.tools:
             raise problem(
                 f"{self.finish_tool.name!r} is also a stubbed tool", "finish_tool", "name"
             )
         seen: dict[str, Loc] = {}
+        known = set(self.tools)
         for i, turn in enumerate(self.turns):
             for where, call in turn.calls():
-                if not call.given("id"):
+                known.add(call.tool)
+                if "id" not in call.model_fields_set:
                     continue
                 at = ("turns", i, *where, "id")
                 if call.id in seen:
                     raise problem(f"duplicate id {call.id!r} (see {path(seen[call.id])})", *at)
                 seen[call.id] = at
-        known = set(self.tools) | {c.tool for t in self.turns for _, c in t.calls()}
         for name, count in self.expect.tool_calls.items():
             if name not in known and count > 0:
                 raise problem(

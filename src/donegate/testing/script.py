@@ -53,6 +53,7 @@ from donegate.messages import (
 )
 from donegate.models._rules import context_exceeded_message, decide
 from donegate.testing._script_schema import (
+    CallData,
     ResultData,
     ScriptFile,
     StubData,
@@ -247,9 +248,9 @@ def parse_script(data: Any, *, source: str | None = None) -> Script:
 
 
 def _build(file: ScriptFile, source: str | None) -> Script:
-    explicit = {c.id for t in file.turns for _, c in t.calls() if c.given("id")}
-    ids = _fresh_ids(explicit)
-    turns = tuple(_turn(t, ids) for t in file.turns)
+    calls = [[c for _, c in t.calls()] for t in file.turns]
+    ids = _fresh_ids({c.id for turn in calls for c in turn if c.given("id")})
+    turns = tuple(_turn(t, c, ids) for t, c in zip(file.turns, calls, strict=True))
     faults = {i: f for i, f in enumerate(map(_fault, file.turns)) if f is not None}
     given = set(file.given())
     return Script(
@@ -266,7 +267,7 @@ def _build(file: ScriptFile, source: str | None) -> Script:
 
 
 def _stub(data: StubData) -> StubSpec:
-    results = data.results if data.given("results") else [data]
+    results = data.results if "results" in data.model_fields_set else [data]
     return StubSpec(
         results=tuple(map(_result, results)),
         side_effect=data.side_effect,
@@ -276,7 +277,7 @@ def _stub(data: StubData) -> StubSpec:
 
 
 def _result(data: ResultData | StubData) -> StubResult:
-    if data.given("raises"):
+    if "raises" in data.model_fields_set:
         return StubResult(raises=data.raises)
     return StubResult(returns=data.returns)
 
@@ -287,26 +288,26 @@ def _fault(data: TurnData) -> Fault | None:
     return Fault(delay=data.delay, disconnect=not data.answers)
 
 
-def _turn(data: TurnData, ids: Iterator[str]) -> Turn:
-    """The canonical turn of `data`; a call without an id takes the next of `ids`."""
+def _turn(data: TurnData, calls: list[CallData], ids: Iterator[str]) -> Turn:
+    """The canonical turn of `data` with its `calls`; a call without an id takes the next id."""
     fault = _fault(data)
     if fault is not None and fault.disconnect:  # no answer: the error the client ends up with
         return fault.error_turn()
-    ending = data.stated_ending
-    usage = Usage(**data.usage.model_dump())
-    if data.given("http_error"):
+    ending, given = data.stated_ending, data.model_fields_set
+    usage = Usage(**data.usage.model_dump()) if "usage" in given else Usage()
+    if "http_error" in given:
         return _http_error(data, ending, usage)
     parts: list[Part] = []
-    if data.given("thinking"):
+    if "thinking" in given:
         parts.append(ThinkingPart(text=data.thinking, progress=True))
-    if data.given("text"):
-        as_refusal = ending is Ending.REFUSED and not data.given("refusal")
+    if "text" in given:
+        as_refusal = ending is Ending.REFUSED and "refusal" not in given
         parts.append(RefusalPart(text=data.text) if as_refusal else TextPart(text=data.text))
-    if data.given("refusal"):
+    if "refusal" in given:
         parts.append(RefusalPart(text=data.refusal))
-    for _, call in data.calls():
-        call_id = call.id if call.given("id") else next(ids)
-        if call.given("args_raw"):
+    for call in calls:
+        call_id = call.id if "id" in call.model_fields_set else next(ids)
+        if "args_raw" in call.model_fields_set:
             parts.append(ToolCall.from_raw(id=call_id, name=call.tool, arguments_raw=call.args_raw))
         else:
             parts.append(ToolCall.from_args(id=call_id, name=call.tool, arguments=call.args))
@@ -316,7 +317,7 @@ def _turn(data: TurnData, ids: Iterator[str]) -> Turn:
     return Turn(
         message=Message(role="assistant", parts=tuple(parts)),
         ending=decided,
-        detail=data.stop_details if data.given("stop_details") else detail,
+        detail=data.stop_details if "stop_details" in given else detail,
         usage=usage,
     )
 
@@ -328,7 +329,7 @@ def _http_error(data: TurnData, ending: Ending | None, usage: Usage) -> Turn:
         ending = Ending.CONTEXT_EXCEEDED if exceeded else Ending.ERROR
     if ending is Ending.CONTEXT_EXCEEDED and not message:
         message = _CONTEXT_MESSAGE  # so every wire format reads the rendered body back alike
-    retry_after = data.retry_after if data.given("retry_after") else None
+    retry_after = data.retry_after if "retry_after" in data.model_fields_set else None
     return Turn(
         message=Message(role="assistant", parts=()),
         ending=ending,
