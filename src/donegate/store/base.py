@@ -153,22 +153,9 @@ class Lease:
     """When the lease runs out unless heartbeated."""
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
-class Evidence:
-    """One tool call the harness answered, as the worker saw it."""
-
-    step: int
-    """The model call that asked for it."""
-    call: ToolCall
-    """The call."""
-    result: ToolResult
-    """Its answer."""
-    executed: bool
-    """False when answered without running (limit, replayed from the ledger...)."""
-    idempotency_key: str | None = None
-    """The key a side-effecting call ran under."""
-    duration_s: float = 0.0
-    """Wall time of the execution."""
+# An evidence row is the loop's one record of an answered call (its duration measured where the
+# tool ran); `Evidence` is its old name here, kept as an alias.
+from donegate.results import ToolCallRecord as Evidence  # noqa: E402  (kept beside its old place)
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)

@@ -90,16 +90,7 @@ class JournalSink:
         if self.halted is not None:
             raise Halted(self.halted)
         if isinstance(event, ToolCalled):
-            self._evidence.append(
-                Evidence(
-                    step=event.step,
-                    call=event.call,
-                    result=event.result,
-                    executed=event.executed,
-                    idempotency_key=event.idempotency_key,
-                    duration_s=event.duration_s,
-                )
-            )
+            self._evidence.append(event.record)  # the one record, measured where it ran
             if event.call.name == CHECKLIST_TOOL and not event.result.is_error:
                 args = event.call.arguments or {}
                 item, status = args.get("item"), args.get("status")
