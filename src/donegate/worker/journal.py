@@ -28,6 +28,7 @@ from collections.abc import AsyncIterator, Sequence
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 from donegate.events import Event, ModelCalled, ToolCalled, TurnAppended
+from donegate.harness.checklist import CHECKLIST_TOOL, ChecklistUpdate
 from donegate.messages import Ending, Message, Turn
 from donegate.models.base import Model, ModelRequest
 from donegate.store import Evidence, Lease, LeaseLost, Outcome
@@ -36,9 +37,6 @@ if TYPE_CHECKING:
     from donegate.store import TaskStore
 
 __all__ = ["CHECKLIST_TOOL", "Halted", "JournalSink", "JournaledModel", "ReplayAware"]
-
-CHECKLIST_TOOL = "update_checklist"
-"""The harness's checklist tool; its successful calls update the stored checklist."""
 
 
 class Halted(Exception):
@@ -91,11 +89,9 @@ class JournalSink:
                     duration_s=event.duration_s,
                 )
             )
-            if event.call.name == CHECKLIST_TOOL and not event.result.is_error:
-                args = event.call.arguments or {}
-                item, status = args.get("item"), args.get("status")
-                if isinstance(item, str) and isinstance(status, str):
-                    self._checklist.append((item, status, str(args.get("note") or "")))
+            update = ChecklistUpdate.applied(event.call, event.result)
+            if update is not None:
+                self._checklist.append((update.item, update.status, update.note))
         elif isinstance(event, TurnAppended):
             self._messages.extend((event.step, m) for m in event.messages)
         elif (
