@@ -16,6 +16,8 @@ __all__ = [
     "DATA_DIR_ENV",
     "DB_ENV",
     "HOLD_DELIVERY_ENV",
+    "IDEMPOTENCY_KEY_ENV",
+    "PROCESS_TOKEN_ENV",
     "SERVE_TOKEN_ENV",
     "SIGNING_KEY_ENV",
     "data_dir",
@@ -35,6 +37,10 @@ SERVE_TOKEN_ENV = "DONEGATE_SERVE_TOKEN"
 """Tokens for ``donegate serve`` (``NAME:SECRET``, comma-separated for several)."""
 HOLD_DELIVERY_ENV = "DONEGATE_TEST_HOLD_DELIVERY"
 """Set (non-empty): the outbox delivers nothing (tests hold notices back to watch them wait)."""
+IDEMPOTENCY_KEY_ENV = "DONEGATE_IDEMPOTENCY_KEY"
+"""Set for a notification command: the notice's idempotency key (read by the command)."""
+PROCESS_TOKEN_ENV = "DONEGATE_PROCESS_TOKEN"
+"""Set in every child the harness starts, so its leftovers can be found and ended."""
 
 
 def data_dir() -> Path:

@@ -27,7 +27,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from donegate.config import HOLD_DELIVERY_ENV, hold_delivery
+from donegate.config import HOLD_DELIVERY_ENV, IDEMPOTENCY_KEY_ENV, hold_delivery
 from donegate.errors import UserError
 from donegate.harness._process import run as run_process
 from donegate.store.base import Lease, Outcome
@@ -135,7 +135,7 @@ def deliver(n: Notification, timeout_s: float) -> str | None:
     argv = [_fill(a, n) for a in n.target["command"]]
     try:
         done = run_process(
-            ["env", f"DONEGATE_IDEMPOTENCY_KEY={n.key}", *argv],
+            ["env", f"{IDEMPOTENCY_KEY_ENV}={n.key}", *argv],
             cwd=Path(tempfile.gettempdir()),
             timeout=timeout_s,
             stdin=data,
