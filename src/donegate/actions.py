@@ -11,14 +11,12 @@ from __future__ import annotations
 
 from collections.abc import Generator, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeAlias
+from typing import Any, Literal, Protocol, TypeAlias
 
 from donegate.messages import Message, ToolCall, Turn
 from donegate.models.base import Model, ModelRequest
+from donegate.results import Status
 from donegate.tools import Tool
-
-if TYPE_CHECKING:
-    from donegate.loop import Status
 
 __all__ = ["Action", "CallModel", "Gate", "Judge", "RunTools", "Verdict"]
 
