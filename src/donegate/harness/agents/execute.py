@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from donegate.config import data_dir
+from donegate.config import DATA_DIR_ENV, data_dir
 from donegate.errors import UserError
 from donegate.harness.agents import protected
 from donegate.harness.agents.base import AgentCLI, ExecSetup
@@ -152,7 +152,7 @@ def exec_agent(
         reason = f"the gate could not be installed for {agent.title}: {exc}"
         return ExecResult(status="failed", reason=reason, continuations=0, agent=info,
                           run_dir=run_dir)  # fmt: skip
-    run_env = {**base_env, **env_changes, "DONEGATE_HOME": str(data_dir())}
+    run_env = {**base_env, **env_changes, DATA_DIR_ENV: str(data_dir())}
     progress(f"donegate: {agent.title} {version or ''} with the gate (budget {budget}): "
              f"{' '.join(argv)}")  # fmt: skip
     code, stdout = _run(
