@@ -39,6 +39,7 @@ The HTTP side (starlette + uvicorn, the ``server`` extra) lives in `donegate.tes
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 import threading
@@ -48,10 +49,12 @@ from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
-from donegate.errors import DonegateError, UnsupportedTurn, UserError, WireFormatError
+from donegate.errors import DonegateError, UnsupportedTurn, UserError
 from donegate.messages import Turn
+from donegate.models.base import ModelRequest
 from donegate.models.registry import wire_format
 from donegate.testing import _routes
+from donegate.testing._history import Raw, Spool, read_request
 from donegate.testing._redact import log_line
 from donegate.testing._routes import Incoming, Reply, Route, error_reply
 from donegate.testing._side import side_turn
@@ -158,7 +161,8 @@ class Emulator:
             self.recorder = Recorder()
         self.conversations: list[Conversation] = []
         """The scripts served, in load order."""
-        self._log: list[dict[str, Any]] = []
+        self._log: list[dict[str, Any]] = []  # a "body" is (its index in _bodies, is it JSON)
+        self._bodies = Spool()
         self._log_path = os.fspath(log) if log is not None else None
         self._log_file: Any = None
         self._lock = threading.RLock()
@@ -190,9 +194,21 @@ class Emulator:
 
     @property
     def requests(self) -> list[dict[str, Any]]:
-        """The request log: one JSON-ready entry per request received, in order."""
+        """The request log: one JSON-ready entry per request received, in order.
+
+        The bodies are kept as the bytes received and parsed again here, when a test asks.
+        """
         with self._lock:
-            return list(self._log)
+            entries = list(self._log)
+        return [self._full(entry) for entry in entries]
+
+    def _full(self, entry: dict[str, Any]) -> dict[str, Any]:
+        """`entry` with its ``body`` read back: parsed JSON, or the text of one that is not."""
+        if "body" not in entry:
+            return dict(entry)
+        index, is_json = entry["body"]
+        raw = self._bodies[index]
+        return {**entry, "body": json.loads(raw) if is_json else raw.decode("utf-8", "replace")}
 
     def status(self) -> dict[str, Any]:
         """Turns served and left per conversation (what ``GET /_donegate/status`` answers)."""
@@ -241,8 +257,8 @@ class Emulator:
             return self._admin(route)
         entry = self._entry(method, path, query, heads, route)
         parsed, problem = _routes.json_body(body)
-        if body:
-            entry["body"] = parsed if problem is None else body.decode("utf-8", "replace")
+        if body:  # kept once, as received; `requests` parses it again when asked
+            entry["body"] = (self._bodies.append(body), problem is None)
         incoming = Incoming(method, path, query, heads, body, parsed, problem)
         if self.upstream is not None and route.kind != "ping":
             reply = self._forward(route, incoming)
@@ -251,7 +267,7 @@ class Emulator:
         else:
             reply = _routes.static_reply(route, parsed)
         entry["status"] = None if reply.disconnect else reply.status
-        self._record(entry)
+        self._record(entry, incoming)
         return reply
 
     def refuse(
@@ -292,19 +308,16 @@ class Emulator:
     def _answer(self, route: Route, incoming: Incoming, entry: dict[str, Any]) -> Reply:
         api = route.api
         assert api is not None
-        path, query, heads, body = incoming.path, incoming.query, incoming.headers, incoming.body
-        parsed, problem = incoming.parsed, incoming.problem
-        if problem is not None or not isinstance(parsed, dict):
-            problem = problem or "not an object"
+        path, heads, parsed = incoming.path, incoming.headers, incoming.parsed
+        if incoming.problem is not None or not isinstance(parsed, dict):
+            problem = incoming.problem or "not an object"
             return error_reply(api, 400, f"{api}: unreadable request body: {problem}")
-        if self.side_calls and not _offers_tools(api, parsed):
+        request = _read(api, path, parsed)  # the one parse; None: the player says what is wrong
+        if self.side_calls and request is not None and not request.tools:
             return self._side(route, parsed, entry)
-        import httpx2
-
-        said = _routes.user_texts(api, parsed)
         with self._lock:
             try:
-                index, conv = self._select(heads.get(CONVERSATION_HEADER), said)
+                index, conv = self._select(heads.get(CONVERSATION_HEADER), request)
             except UserError as exc:
                 return error_reply(api, 400, str(exc))
             entry["conversation"] = conv.name
@@ -316,8 +329,8 @@ class Emulator:
                 return error_reply(api, 400, str(exc))
             conv.handlers[api] = handler
             errors, warned = len(conv.model.errors), len(conv.model.warnings)
-            url = f"http://emulator{path}" + (f"?{query}" if query else "")
-            response, fault = handler(httpx2.Request("POST", url, headers=heads, content=body))
+            raw = Raw(api, path, self._bodies, entry["body"][0])
+            response, fault = handler.answer(path, parsed, raw=raw, request=request)
             failed: DonegateError | None = None
             if len(conv.model.errors) > errors:
                 failed = conv.model.errors[-1]
@@ -357,7 +370,9 @@ class Emulator:
         reply = Reply(status=rendered.status, body=rendered.body.encode("utf-8"), headers=headers)
         return _routes.sse_to_array(reply) if route.stream_array else reply
 
-    def _select(self, wanted: str | None, said: tuple[str, ...] = ()) -> tuple[int, Conversation]:
+    def _select(
+        self, wanted: str | None, request: ModelRequest | None = None
+    ) -> tuple[int, Conversation]:
         convs = self.conversations
         if not convs:
             raise UserError("no script loaded: start the emulator with a script, or call load()")
@@ -371,11 +386,13 @@ class Emulator:
             names = ", ".join(f"{i} ({c.name})" for i, c in enumerate(convs))
             raise UserError(f"{CONVERSATION_HEADER}: no conversation {wanted!r}; have {names}")
         candidates = list(enumerate(convs))
-        where = {text: n for n, text in enumerate(said)}  # a text said twice: its latest place
-        prompted = [(where[p], i, c) for i, c in candidates if (p := _prompt(c)) in where]
-        if prompted:
-            latest = max(n for n, _, _ in prompted)
-            candidates = [(i, c) for n, i, c in prompted if n == latest]
+        if len(convs) > 1 and request is not None:  # one conversation answers all: no reading
+            said = _routes.user_texts(request)
+            where = {text: n for n, text in enumerate(said)}  # said twice: its latest place
+            prompted = [(where[p], i, c) for i, c in candidates if (p := _prompt(c)) in where]
+            if prompted:
+                latest = max(n for n, _, _ in prompted)
+                candidates = [(i, c) for n, i, c in prompted if n == latest]
         for i, conv in candidates:
             if not conv.used:
                 return i, conv
@@ -386,13 +403,17 @@ class Emulator:
             return Reply.json(200, self.requests)
         return Reply.json(200, self.status())
 
-    def _record(self, entry: dict[str, Any]) -> None:
+    def _record(self, entry: dict[str, Any], incoming: Incoming | None = None) -> None:
         with self._lock:
             entry["seq"] = len(self._log)
             self._log.append(entry)
             if self._log_path is not None:
                 if self._log_file is None:
                     self._log_file = open(self._log_path, "w", encoding="utf-8")  # noqa: SIM115
+                if incoming is not None and "body" in entry:
+                    parsed, body = incoming.parsed, incoming.body
+                    shown = parsed if incoming.problem is None else body.decode("utf-8", "replace")
+                    entry = {**entry, "body": shown}
                 self._log_file.write(self._log_line(entry))
                 self._log_file.flush()
 
@@ -496,12 +517,12 @@ class Emulator:
         self.stop()
 
 
-def _offers_tools(api: str, body: dict[str, Any]) -> bool:
-    """True when the request offers function tools (an unreadable one is left to the script)."""
+def _read(api: str, path: str, body: dict[str, Any]) -> ModelRequest | None:
+    """`body` read by its wire format, or None when it cannot be (the player reports why)."""
     try:
-        return bool(wire_format(api).parse_request(body).tools)
-    except (WireFormatError, ValueError, TypeError, KeyError):
-        return True
+        return read_request(api, path, body)
+    except (DonegateError, ValueError, TypeError, KeyError, AttributeError):
+        return None
 
 
 def _prompt(conv: Conversation) -> str | None:
