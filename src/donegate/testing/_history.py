@@ -22,10 +22,15 @@ from typing import Any, Generic, TypeVar, overload
 from donegate.models.base import ModelRequest
 from donegate.models.registry import wire_format
 
-__all__ = ["MEMORY", "History", "Lazy", "Raw", "Spool", "read_request"]
+__all__ = ["MEMORY", "History", "Lazy", "Raw", "Spool", "common_prefix", "read_request"]
 
 MEMORY = 4 * 1024 * 1024
 """Bytes of bodies a spool holds in memory before it moves them to a temporary file."""
+
+MIN_SHARED = 1024
+"""Bytes a string must share with its lane's last one to be kept as a difference."""
+LANES = 16
+"""Lanes a spool remembers the last string of (the oldest is forgotten first)."""
 
 T = TypeVar("T")
 
@@ -33,36 +38,86 @@ T = TypeVar("T")
 class Spool:
     """Byte strings appended in order and read back by index; thread-safe.
 
-    In memory up to `memory` bytes, then in an anonymous temporary file (deleted when closed or
-    collected), so what it holds costs the process a few bytes an entry.
+    A string appended on a `lane` that starts like the lane's previous one is kept as that
+    shared prefix's length and the rest: an agent's next request is its last one plus the new
+    turn, so a conversation costs its length, not its square. What is kept lives in memory up
+    to `memory` bytes, then in an anonymous temporary file (deleted when closed or collected);
+    the process holds a few numbers an entry and the last string of each lane.
     """
 
     def __init__(self, memory: int = MEMORY) -> None:
-        self._file = tempfile.SpooledTemporaryFile(max_size=memory)  # noqa: SIM115  # closed by close()
-        self._ends = array("Q", [0])
+        self._file = tempfile.SpooledTemporaryFile(max_size=memory)  # noqa: SIM115  # close()
+        self._ends = array("Q", [0])  # record i's own bytes: file[_ends[i]:_ends[i + 1]]
+        self._bases = array("q")  # record i = record _bases[i] cut at _shared[i], then its own
+        self._shared = array("Q")
+        self._last: dict[str, tuple[int, bytes]] = {}
         self._lock = threading.Lock()
 
-    def append(self, data: bytes) -> int:
-        """Keep `data`; its index."""
+    def append(self, data: bytes, *, lane: str | None = None) -> int:
+        """Keep `data`; its index. `lane` names a stream of strings that repeat their past."""
         with self._lock:
+            base, shared = -1, 0
+            last = self._last.get(lane) if lane is not None else None
+            if last is not None:
+                shared = common_prefix(last[1], data)
+                base = last[0] if shared >= MIN_SHARED else -1
+                shared = shared if base >= 0 else 0
             self._file.seek(self._ends[-1])
-            self._file.write(data)
-            self._ends.append(self._ends[-1] + len(data))
-            return len(self._ends) - 2
+            self._file.write(memoryview(data)[shared:])
+            self._ends.append(self._ends[-1] + len(data) - shared)
+            self._bases.append(base)
+            self._shared.append(shared)
+            index = len(self._bases) - 1
+            if lane is not None:
+                self._last.pop(lane, None)
+                self._last[lane] = (index, data)
+                if len(self._last) > LANES:
+                    del self._last[next(iter(self._last))]
+            return index
 
     def __getitem__(self, index: int) -> bytes:
+        if not 0 <= index < len(self._bases):
+            raise IndexError("spool index out of range")
         with self._lock:
-            start, end = self._ends[index], self._ends[index + 1]
-            self._file.seek(start)
-            return self._file.read(end - start)
+            parts: list[bytes] = []
+            wanted = -1  # how much of the record at `index` is needed (-1: all of it)
+            while index >= 0:
+                shared, start = self._shared[index], self._ends[index]
+                own = self._ends[index + 1] - start
+                take = own if wanted < 0 else min(own, max(0, wanted - shared))
+                if take:
+                    self._file.seek(start)
+                    parts.append(self._file.read(take))
+                wanted = shared if wanted < 0 else min(wanted, shared)
+                index = self._bases[index] if wanted else -1
+            return b"".join(reversed(parts))
 
     def __len__(self) -> int:
-        return len(self._ends) - 1
+        return len(self._bases)
 
     def close(self) -> None:
         """Drop what it holds."""
         with self._lock:
             self._file.close()
+            self._last.clear()
+
+
+def common_prefix(a: bytes, b: bytes) -> int:
+    """How many bytes `a` and `b` start with in common (compared in C, without copies)."""
+    n = min(len(a), len(b))
+    view, step, i = memoryview(a), 1 << 16, 0
+    while i < n and b.startswith(view[i : min(i + step, n)], i):
+        i += step
+    if i >= n:
+        return n
+    low, high = i, min(i + step, n) - 1  # a[:low] == b[:low]; they differ before `high` + 1
+    while low < high:
+        mid = (low + high + 1) // 2
+        if b.startswith(view[low:mid], low):
+            low = mid
+        else:
+            high = mid - 1
+    return low
 
 
 @dataclass(frozen=True, slots=True)

@@ -258,7 +258,7 @@ class Emulator:
         entry = self._entry(method, path, query, heads, route)
         parsed, problem = _routes.json_body(body)
         if body:  # kept once, as received; `requests` parses it again when asked
-            entry["body"] = (self._bodies.append(body), problem is None)
+            entry["body"] = (self._bodies.append(body, lane=path), problem is None)
         incoming = Incoming(method, path, query, heads, body, parsed, problem)
         if self.upstream is not None and route.kind != "ping":
             reply = self._forward(route, incoming)

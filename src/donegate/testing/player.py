@@ -337,7 +337,7 @@ class Responder:
             return self._unreadable(exc), None
         if raw is None:
             spool = player.spool()
-            raw = Raw(api, path, spool, spool.append(content))
+            raw = Raw(api, path, spool, spool.append(content, lane=path))
         try:
             index, turn = player._take(request, raw=raw)
         except ScriptExhausted as exc:
