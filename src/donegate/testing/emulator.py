@@ -33,6 +33,12 @@ With ``side_calls`` (``--side-calls``), a request that offers no tools is a side
 CLI's router, a title or summary request) and is answered without a turn: see
 `donegate.testing._side`.
 
+The request log keeps each body once, as the bytes received (a request that repeats the last
+one's history costs only its new end), in memory up to a few MiB and then in a temporary file;
+each request is parsed once as it arrives, and the log's bodies are parsed again only when a
+test reads ``requests`` (see `donegate.testing._history`). ``log=`` (``--log``) writes the full
+log, bodies included and secrets redacted, as JSON lines.
+
 With ``upstream`` the emulator is a recording proxy instead (see `donegate.testing.recorder`).
 The HTTP side (starlette + uvicorn, the ``server`` extra) lives in `donegate.testing._server`.
 """
@@ -44,7 +50,7 @@ import logging
 import os
 import threading
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
@@ -54,12 +60,13 @@ from donegate.messages import Turn
 from donegate.models.base import ModelRequest
 from donegate.models.registry import wire_format
 from donegate.testing import _routes
+from donegate.testing._conversation import CONVERSATION_HEADER, Conversation, select
 from donegate.testing._history import Raw, Spool, read_request
 from donegate.testing._redact import log_line
 from donegate.testing._routes import Incoming, Reply, Route, error_reply
 from donegate.testing._side import side_turn
-from donegate.testing.player import Responder, ScriptedModel
-from donegate.testing.script import Script, describe_turn
+from donegate.testing.player import ScriptedModel
+from donegate.testing.script import Script
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -72,48 +79,11 @@ __all__ = ["CONVERSATION_HEADER", "MAX_BODY", "Conversation", "Emulator", "Reply
 MAX_BODY = 32 * 1024 * 1024
 """The default cap on a request body (``--max-body``): 32 MiB."""
 
-CONVERSATION_HEADER = "x-donegate-conversation"
-"""Request header naming the conversation (an index or a script file's stem) to answer from."""
-
 log = logging.getLogger("donegate.emulator")
 
 _SECRET_HEADERS = frozenset(
     ("authorization", "proxy-authorization", "x-api-key", "x-goog-api-key", "api-key", "cookie")
 )
-
-
-@dataclass(kw_only=True, slots=True)
-class Conversation:
-    """One script being served: its player, and a handler per wire format asked for."""
-
-    name: str
-    """The script file's stem, or ``conversation<N>``."""
-    model: ScriptedModel
-    """The player; its `requests` are every request this conversation answered."""
-    handlers: dict[str, Responder] = field(default_factory=dict)
-
-    @property
-    def used(self) -> bool:
-        """True once every turn has been served."""
-        return self.model.calls >= len(self.model.turns)
-
-    def status(self, index: int) -> dict[str, Any]:
-        """The turn count for ``/_donegate/status``."""
-        unused = self.model.unused_turns
-        first = len(self.model.turns) - len(unused)
-        return {
-            "index": index,
-            "name": self.name,
-            "source": self.model.source,
-            "turns": len(self.model.turns),
-            "served": self.model.calls,
-            "unused": [
-                f"turns[{first + i}]: {describe_turn(t, self.model.faults.get(first + i))}"
-                for i, t in enumerate(unused)
-            ],
-            "errors": [str(e) for e in self.model.errors],
-            "warnings": list(self.model.warnings),
-        }
 
 
 class Emulator:
@@ -317,7 +287,7 @@ class Emulator:
             return self._side(route, parsed, entry)
         with self._lock:
             try:
-                index, conv = self._select(heads.get(CONVERSATION_HEADER), request)
+                index, conv = select(self.conversations, heads.get(CONVERSATION_HEADER), request)
             except UserError as exc:
                 return error_reply(api, 400, str(exc))
             entry["conversation"] = conv.name
@@ -369,34 +339,6 @@ class Emulator:
         headers = {"content-type": rendered.content_type, **rendered.headers}
         reply = Reply(status=rendered.status, body=rendered.body.encode("utf-8"), headers=headers)
         return _routes.sse_to_array(reply) if route.stream_array else reply
-
-    def _select(
-        self, wanted: str | None, request: ModelRequest | None = None
-    ) -> tuple[int, Conversation]:
-        convs = self.conversations
-        if not convs:
-            raise UserError("no script loaded: start the emulator with a script, or call load()")
-        if wanted is not None:
-            wanted = wanted.strip()
-            if wanted.isdigit() and int(wanted) < len(convs):
-                return int(wanted), convs[int(wanted)]
-            for i, conv in enumerate(convs):
-                if conv.name == wanted:
-                    return i, conv
-            names = ", ".join(f"{i} ({c.name})" for i, c in enumerate(convs))
-            raise UserError(f"{CONVERSATION_HEADER}: no conversation {wanted!r}; have {names}")
-        candidates = list(enumerate(convs))
-        if len(convs) > 1 and request is not None:  # one conversation answers all: no reading
-            said = _routes.user_texts(request)
-            where = {text: n for n, text in enumerate(said)}  # said twice: its latest place
-            prompted = [(where[p], i, c) for i, c in candidates if (p := _prompt(c)) in where]
-            if prompted:
-                latest = max(n for n, _, _ in prompted)
-                candidates = [(i, c) for n, i, c in prompted if n == latest]
-        for i, conv in candidates:
-            if not conv.used:
-                return i, conv
-        return candidates[-1]  # every candidate used: the last one reports the extra call
 
     def _admin(self, route: Route) -> Reply:
         if route.name == "requests":
@@ -523,8 +465,3 @@ def _read(api: str, path: str, body: dict[str, Any]) -> ModelRequest | None:
         return read_request(api, path, body)
     except (DonegateError, ValueError, TypeError, KeyError, AttributeError):
         return None
-
-
-def _prompt(conv: Conversation) -> str | None:
-    script = conv.model.script
-    return script.prompt.strip() if script is not None and script.prompt else None
