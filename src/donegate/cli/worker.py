@@ -195,6 +195,7 @@ def worker_command(
             output_dir=output_dir,
             observers=observers,
             store_patience_s=store_patience_s,
+            notify=notify,
         )
         return
     store = store_from(db, pool_size=concurrency + 2)
@@ -295,6 +296,7 @@ def _celery(
     output_dir: str | None,
     observers: list[Observer],
     store_patience_s: float,
+    notify: list[dict[str, Any]],
 ) -> None:
     if not broker:
         raise UserError("--engine celery needs --broker redis://HOST:PORT/DB (or DONEGATE_BROKER)")
@@ -311,6 +313,8 @@ def _celery(
         output_dir=output_dir,
         observers=observers,
         store_patience_s=store_patience_s,
+        pool_size=concurrency + 2,  # the pool's threads, the heartbeat, one spare
+        notify=notify,
     )
     celery_app.worker_main(
         [
