@@ -196,6 +196,7 @@ def worker_command(
             output_dir=output_dir,
             observers=observers,
             store_patience_s=store_patience_s,
+            notify=notify,
         )
         return
     store = store_from(db, pool_size=concurrency + 2)
@@ -296,6 +297,7 @@ def _celery(
     output_dir: str | None,
     observers: list[Observer],
     store_patience_s: float,
+    notify: list[dict[str, Any]],
 ) -> None:
     if not broker:
         raise UserError("--engine celery needs --broker redis://HOST:PORT/DB (or DONEGATE_BROKER)")
@@ -312,6 +314,8 @@ def _celery(
         output_dir=output_dir,
         observers=observers,
         store_patience_s=store_patience_s,
+        pool_size=concurrency + 2,  # the pool's threads, the heartbeat, one spare
+        notify=notify,
     )
     celery_app.worker_main(
         [

@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Any
 from donegate.config import HOLD_DELIVERY_ENV, IDEMPOTENCY_KEY_ENV, hold_delivery
 from donegate.errors import UserError
 from donegate.harness._process import run as run_process
+from donegate.store._outbox import certificate_json
 from donegate.store.base import Lease, Outcome
 
 if TYPE_CHECKING:
@@ -107,13 +108,10 @@ def compose(
 
 def _certificate(path: object) -> Any:
     """The signed certificate the harness wrote (JSON), or None when there is none."""
-    if not isinstance(path, str):
-        return None
-    try:
-        return json.loads(Path(path).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+    cert = certificate_json(path)
+    if cert is None and isinstance(path, str):
         log.warning("certificate %s could not be read for the notification", path)
-        return None
+    return cert
 
 
 def deliver(n: Notification, timeout_s: float) -> str | None:
