@@ -12,7 +12,7 @@ two workers polling one store do not both send the same attempt.
 
 from __future__ import annotations
 
-import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol, runtime_checkable
 
@@ -135,6 +135,7 @@ class OutboxMixin:
     """`OutboxStore` on the SQL store."""
 
     _db: Database
+    clock: Callable[[], float]
 
     @patient
     def outbox(
@@ -177,7 +178,7 @@ class OutboxMixin:
     @patient
     def outbox_result(self, n: Notification, *, error: str | None, retry_at: float | None) -> None:
         """Record an attempt: delivered (no error), pending again at `retry_at`, or failed."""
-        now = time.time()
+        now = self.clock()
         values: dict[str, Any]
         if error is None:
             values = {"state": "delivered", "delivered_at": now, "last_error": None}
@@ -191,7 +192,7 @@ class OutboxMixin:
     @patient
     def outbox_retry(self, notification_id: int) -> Notification:
         """Send a notification again (delivered or failed): pending now, attempts from zero."""
-        now = time.time()
+        now = self.clock()
         with self._db.write() as conn:
             done = conn.execute(
                 sa.update(outbox)
