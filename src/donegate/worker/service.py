@@ -60,7 +60,7 @@ from donegate.store import (
     StoreGone,
     StoreLedger,
     StoreUnavailable,
-    TaskStore,
+    WorkerStore,
 )
 from donegate.worker.journal import Halted, JournaledModel, JournalSink
 from donegate.worker.outbox import Courier, Delivery, compose
@@ -108,11 +108,11 @@ class WorkerStats:
 
 
 class Worker:
-    """Runs queued tasks from a `TaskStore`; several slots share one heartbeat."""
+    """Runs queued tasks from a store (`WorkerStore`); several slots share one heartbeat."""
 
     def __init__(
         self,
-        store: TaskStore,
+        store: WorkerStore,
         *,
         concurrency: int = 1,
         lease_s: float = 30.0,
