@@ -141,6 +141,6 @@ def print_result(console: Console, result: TaskResult) -> None:
             f"  approve it: donegate escalations approve {escape(str(result.certificate))}"
         )
     if result.escalation is not None:
-        files = result.escalation.get("files", {})
+        files = result.escalation.files
         what = "review report" if result.status == "awaiting_review" else "escalation report"
-        console.print(f"  {what} {escape(str(files.get('markdown', '')))}")
+        console.print(f"  {what} {escape(files.markdown if files is not None else '')}")

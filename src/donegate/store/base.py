@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, TypeAlias
 
 from donegate.errors import DonegateError
+from donegate.harness.escalation import EscalationReport
 from donegate.harness.spec import TASK_ID
 from donegate.messages import Message, ToolCall, ToolResult, Turn
 
@@ -195,8 +196,8 @@ class Outcome:
     """Wall time of the run."""
     checklist: Sequence[tuple[str, str, str]] = ()
     """Final checklist items as ``(item, status, note)``."""
-    report: Mapping[str, Any] | None = None
-    """The escalation report (JSON), when escalated."""
+    report: EscalationReport | None = None
+    """The escalation report, when escalated."""
     report_md: str | None = None
     """The escalation report as Markdown."""
     summary: Mapping[str, Any] = field(default_factory=dict)
@@ -246,7 +247,7 @@ class Escalation:
     """Open until a person resolves, requeues or (a review) approves it."""
     reason: str
     """Why the task is stuck, one line."""
-    report: Mapping[str, Any]
+    report: EscalationReport
     """The full report (what was attempted, what is left, the state)."""
     report_md: str
     """The same report for people."""

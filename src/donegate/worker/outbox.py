@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Any
 
 from donegate.errors import UserError
 from donegate.harness._process import run as run_process
+from donegate.harness.certificate import read_certificate
 from donegate.store.base import Lease, Outcome
 
 if TYPE_CHECKING:
@@ -98,7 +99,7 @@ def compose(
     if outcome.status in ("done", "awaiting_review"):
         body["certificate"] = _certificate(outcome.summary.get("certificate"))
     if outcome.status == "escalated":
-        body["escalation"] = dict(outcome.report) if outcome.report is not None else None
+        body["escalation"] = outcome.report.as_data() if outcome.report is not None else None
     attempts = (delivery or Delivery()).max_attempts
     return replace(
         outcome, notify={"key": key, "body": body, "targets": targets, "max_attempts": attempts}
@@ -106,12 +107,13 @@ def compose(
 
 
 def _certificate(path: object) -> Any:
-    """The signed certificate the harness wrote (JSON), or None when there is none."""
+    """The signed certificate the harness wrote (its JSON as written, which the signature
+    covers), or None when there is none."""
     if not isinstance(path, str):
         return None
     try:
-        return json.loads(Path(path).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        return read_certificate(path)
+    except UserError:
         log.warning("certificate %s could not be read for the notification", path)
         return None
 
