@@ -9,14 +9,14 @@ from __future__ import annotations
 
 import time
 from collections.abc import Generator, Mapping, Sequence
-from dataclasses import dataclass, field, replace
-from enum import StrEnum
+from dataclasses import dataclass, replace
 from typing import Any, Literal, Protocol, TypeAlias
 
 from donegate.events import EventSink, ModelCalled, Progress, RunEnded, ToolCalled, TurnAppended
 from donegate.finish import FinishTool
 from donegate.messages import Ending, Message, TextPart, ToolCall, ToolResult, Turn, Usage
 from donegate.models.base import Model, ModelRequest, ModelSettings
+from donegate.results import _TERMINAL, RunResult, Status, ToolCallRecord
 from donegate.tools import Tool, error_result
 
 __all__ = [
@@ -31,30 +31,9 @@ __all__ = [
     "agent_loop",
 ]
 
+# `Status`, `RunResult`, `ToolCallRecord` and the Ending -> Status table `_TERMINAL` live in
+# `donegate.results` (the bottom layer); they are re-exported here, where they used to live.
 
-class Status(StrEnum):
-    """How a run ended."""
-
-    COMPLETE = "complete"
-    TRUNCATED = "truncated"
-    FILTERED = "filtered"
-    REFUSED = "refused"
-    EMPTY = "empty"
-    CONTEXT_EXCEEDED = "context_exceeded"
-    MALFORMED_TOOL_CALL = "malformed_tool_call"
-    PROVIDER_ERROR = "provider_error"
-    MAX_STEPS = "max_steps"
-    BUDGET_EXCEEDED = "budget_exceeded"
-    GATED = "gated"
-    """A completion gate stopped the run without accepting it (the harness escalates)."""
-
-
-_TERMINAL: dict[Ending, Status] = {
-    Ending.FILTERED: Status.FILTERED,
-    Ending.CONTEXT_EXCEEDED: Status.CONTEXT_EXCEEDED,
-    Ending.EMPTY: Status.EMPTY,
-    Ending.ERROR: Status.PROVIDER_ERROR,
-}
 
 RESUME_PROMPT = (
     "Your last response was cut off at the output limit. Continue exactly where it stopped, "
@@ -93,62 +72,6 @@ class Policies:
     malformed_prompt: str = MALFORMED_PROMPT
     """The message sent after a malformed call the provider returned no call for; ``{problem}``
     is the provider's own description of it."""
-
-
-@dataclass(frozen=True, kw_only=True, slots=True)
-class ToolCallRecord:
-    """One tool call and how it was answered."""
-
-    step: int
-    """The model call that asked for it."""
-    call: ToolCall
-    """The call."""
-    result: ToolResult
-    """Its answer in the transcript."""
-    executed: bool
-    """False when the harness answered without running the tool."""
-    idempotency_key: str | None = None
-    """The key a side-effecting call ran under."""
-
-
-@dataclass(frozen=True, kw_only=True, slots=True)
-class RunResult:
-    """What a run produced and why it stopped."""
-
-    status: Status
-    """How the run ended; only `complete` means the answer is usable."""
-    text: str
-    """The last turn's visible text (partial when the run did not complete)."""
-    output: Any = None
-    """The finish tool's validated arguments, when it ended the run."""
-    transcript: tuple[Message, ...] = ()
-    """Every message, the system and user messages first."""
-    model_calls: int = 0
-    """Model calls made, each counted once."""
-    tool_calls: tuple[ToolCallRecord, ...] = ()
-    """Every call answered, in order."""
-    usage: Usage = field(default_factory=Usage)
-    """Summed token usage."""
-    ending: Ending | None = None
-    """The last turn's ending."""
-    reason: str = ""
-    """Why the run ended, for people."""
-    turns: tuple[Turn, ...] = ()
-    """Every classified turn, in order."""
-
-    @property
-    def complete(self) -> bool:
-        """True only for `Status.COMPLETE`."""
-        return self.status is Status.COMPLETE
-
-    @property
-    def tool_counts(self) -> dict[str, int]:
-        """Executions per tool name (calls answered without running are not counted)."""
-        counts: dict[str, int] = {}
-        for r in self.tool_calls:
-            if r.executed:
-                counts[r.call.name] = counts.get(r.call.name, 0) + 1
-        return counts
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -508,15 +431,7 @@ def _run_batch(
     records.extend(done)
     if config.sink is not None:
         for r in done:
-            config.sink(
-                ToolCalled(
-                    step=step,
-                    call=r.call,
-                    result=r.result,
-                    executed=r.executed,
-                    idempotency_key=r.idempotency_key,
-                )
-            )
+            config.sink(ToolCalled(record=r))  # the record as measured where the tool ran
     return [r.result for r in done]
 
 

@@ -7,6 +7,7 @@ they wait: the sync driver runs parallel tool calls on threads, the async one ga
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import AsyncIterator, Callable, Generator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, TypedDict, Unpack
@@ -21,14 +22,13 @@ from donegate.loop import (
     Judge,
     LoopConfig,
     Policies,
-    RunResult,
     RunTools,
-    ToolCallRecord,
     agent_loop,
 )
-from donegate.messages import Message, ToolCall, Turn
+from donegate.messages import Message, ToolCall, ToolResult, Turn
 from donegate.models.base import Model, ModelSettings
 from donegate.models.infer import infer_model
+from donegate.results import RunResult, ToolCallRecord
 from donegate.tools import EffectLedger, Tool, as_tool, begin_effect, error_result
 
 __all__ = ["RunOptions", "arun", "run", "stream"]
@@ -105,6 +105,27 @@ def _transcript(prompt: str | Sequence[Message], system: str | None) -> list[Mes
     return messages
 
 
+def _timed(
+    step: int, call: ToolCall, key: str | None, result: ToolResult, started: tuple[float, float]
+) -> ToolCallRecord:
+    """The record of an executed call, timed from `started` (unix time, monotonic) to now."""
+    duration = time.perf_counter() - started[1]
+    return ToolCallRecord(
+        step=step,
+        call=call,
+        result=result,
+        executed=True,
+        idempotency_key=key,
+        duration_s=duration,
+        started_at=started[0],
+        ended_at=started[0] + duration,
+    )
+
+
+def _clock() -> tuple[float, float]:
+    return time.time(), time.perf_counter()
+
+
 def _execute_sync(planned: Planned, ledger: EffectLedger | None, step: int) -> ToolCallRecord:
     call, tool, key = planned
     if tool is None:
@@ -120,10 +141,12 @@ def _execute_sync(planned: Planned, ledger: EffectLedger | None, step: int) -> T
             return ToolCallRecord(
                 step=step, call=call, result=recorded, executed=False, idempotency_key=key
             )
+    started = _clock()  # the tool's own run is timed, not the ledger's bookkeeping around it
     result = tool.run_sync(call, key)
+    record = _timed(step, call, key, result, started)
     if key is not None and ledger is not None:
         ledger.record(key, result)
-    return ToolCallRecord(step=step, call=call, result=result, executed=True, idempotency_key=key)
+    return record
 
 
 async def _execute_async(
@@ -140,10 +163,12 @@ async def _execute_async(
             return ToolCallRecord(
                 step=step, call=call, result=recorded, executed=False, idempotency_key=key
             )
+    started = _clock()
     result = await tool.run_async(call, key)
+    record = _timed(step, call, key, result, started)
     if key is not None and ledger is not None:
         ledger.record(key, result)
-    return ToolCallRecord(step=step, call=call, result=result, executed=True, idempotency_key=key)
+    return record
 
 
 def drive_sync(

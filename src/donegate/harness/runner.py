@@ -50,7 +50,7 @@ from donegate.models.infer import infer_model
 from donegate.run import arun, run
 from donegate.tools import EffectLedger, Tool
 
-__all__ = ["COMPLETION_TOOL", "TaskResult", "arun_task", "run_task"]
+__all__ = ["COMPLETION_TOOL", "TaskResult", "arun_task", "run_task", "side_effect_tools"]
 
 COMPLETION_TOOL = "task_complete"
 """The completion tool offered by default; calling it is a claim the gate re-checks."""
@@ -328,6 +328,15 @@ def build_tools(
                 )
             )
     return tools
+
+
+def side_effect_tools(spec: TaskSpec) -> frozenset[str]:
+    """Names of `spec`'s tools that get idempotency keys (their calls go through the ledger)."""
+    return frozenset(
+        ref.tool_name if isinstance(ref, ImportTool) else ref
+        for ref in spec.tools
+        if (ref.side_effect if isinstance(ref, ImportTool) else _SIDE_EFFECTS.get(ref, False))
+    )
 
 
 def _import_tool(ref: ImportTool, root: Path) -> Tool:

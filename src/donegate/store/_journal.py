@@ -42,7 +42,15 @@ from donegate.store._schema import messages as messages_t
 from donegate.store._schema import runs as runs_t
 from donegate.store._schema import tasks as tasks_t
 from donegate.store._schema import turns as turns_t
-from donegate.store.base import Evidence, Lease, LeaseLost, Outcome, RunRecord
+from donegate.store.base import (
+    Evidence,
+    HeldEffect,
+    JournalWrite,
+    Lease,
+    LeaseLost,
+    Outcome,
+    RunRecord,
+)
 from donegate.tools import ensure_same_call
 
 __all__ = ["JournalMixin", "fence", "put_checklist", "stop_row"]
@@ -379,21 +387,40 @@ class JournalMixin:
         return result_from_json(loads(row.result))
 
     @patient
-    def effect_begin(self, lease: Lease, key: str, call: ToolCall, *, reissue: bool = True) -> bool:
+    def effect_open(
+        self, lease: Lease, key: str, call: ToolCall, *, rows: JournalWrite | None = None
+    ) -> HeldEffect | None:
         now = time.time()
-        row = {
-            "key": key,
-            "task_id": lease.task_id,
-            "state": "begun",
-            "call": dumps(part_to_json(call)),
-            "epoch": lease.epoch,
-            "issues": 1,
-            "begun_at": now,
-        }
+        encoded = None
+        if rows is not None:
+            encoded = _encode(
+                lease,
+                now,
+                turn=rows.turn,
+                messages=rows.messages,
+                evidence=rows.evidence,
+                checklist=rows.checklist,
+            )
         with self._db.write() as conn:
             fence(conn, lease, now)
-            added = conn.execute(_ADD_EFFECT[self._db.dialect], row)
-            if added.rowcount == 1 if self._db.is_sqlite else added.first() is not None:
+            if encoded is not None and rows is not None:
+                _insert(conn, lease, encoded, now, rows.seq)
+            if self._add_effect(conn, lease, key, call, now):
+                return None
+            held = conn.execute(_EFFECT, {"b_key": key}).one()
+        return HeldEffect(
+            call=call_from_json(loads(held.call)),
+            state="done" if held.state == "done" else "begun",
+            result=None if held.result is None else result_from_json(loads(held.result)),
+            epoch=held.epoch,
+        )
+
+    @patient
+    def effect_begin(self, lease: Lease, key: str, call: ToolCall, *, reissue: bool = True) -> bool:
+        now = time.time()
+        with self._db.write() as conn:
+            fence(conn, lease, now)
+            if self._add_effect(conn, lease, key, call, now):
                 return True
             held = conn.execute(_EFFECT, {"b_key": key}).one()
             # begun before and never recorded: re-issue it, if it is the same call and the
@@ -404,6 +431,22 @@ class JournalMixin:
                 return bool(held.epoch == lease.epoch and held.state == "begun")
             conn.execute(_REISSUE, {"b_key": key, "b_epoch": lease.epoch, "b_now": now})
             return True
+
+    def _add_effect(
+        self, conn: Connection, lease: Lease, key: str, call: ToolCall, now: float
+    ) -> bool:
+        """Insert `key` as begun for `call`; False when the key is held (the insert conflicted)."""
+        row = {
+            "key": key,
+            "task_id": lease.task_id,
+            "state": "begun",
+            "call": dumps(part_to_json(call)),
+            "epoch": lease.epoch,
+            "issues": 1,
+            "begun_at": now,
+        }
+        added = conn.execute(_ADD_EFFECT[self._db.dialect], row)
+        return bool(added.rowcount == 1 if self._db.is_sqlite else added.first() is not None)
 
     @patient
     def effect_record(self, lease: Lease, key: str, result: ToolResult) -> None:
@@ -440,6 +483,7 @@ class JournalMixin:
         lease: Lease,
         outcome: Outcome,
         *,
+        turn: tuple[int, Turn] | None = None,
         messages: Sequence[tuple[int, Message]] = (),
         evidence: Sequence[Evidence] = (),
         checklist: Sequence[tuple[str, str, str]] = (),
@@ -448,7 +492,7 @@ class JournalMixin:
         now = time.time()
         task_type = lease.spec.get("type")
         rows = _encode(
-            lease, now, turn=None, messages=messages, evidence=evidence, checklist=checklist
+            lease, now, turn=turn, messages=messages, evidence=evidence, checklist=checklist
         )
         summary = dumps(_summary(outcome))
         with self._db.write() as conn:

@@ -34,6 +34,8 @@ __all__ = [
     "DiskFull",
     "Escalation",
     "Evidence",
+    "HeldEffect",
+    "JournalWrite",
     "Lease",
     "LeaseLost",
     "Outcome",
@@ -152,22 +154,39 @@ class Lease:
     """When the lease runs out unless heartbeated."""
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
-class Evidence:
-    """One tool call the harness answered, as the worker saw it."""
+# An evidence row is the loop's one record of an answered call (its duration measured where the
+# tool ran); `Evidence` is its old name here, kept as an alias.
+from donegate.results import ToolCallRecord as Evidence  # noqa: E402  (kept beside its old place)
 
-    step: int
-    """The model call that asked for it."""
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class JournalWrite:
+    """What a run produced since its last journal write, to ride with the next fenced write."""
+
+    turn: tuple[int, Turn] | None = None
+    """``(step, turn)``: a model call's classified turn, not yet journaled."""
+    messages: Sequence[tuple[int, Message]] = ()
+    """``(step, message)`` pairs appended since the last write."""
+    evidence: Sequence[Evidence] = ()
+    """Tool calls answered since the last write."""
+    checklist: Sequence[tuple[str, str, str]] = ()
+    """Checklist changes since the last write."""
+    seq: int | None = None
+    """The first message's position in the run's transcript (None: after the last stored)."""
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class HeldEffect:
+    """What the effects ledger already holds under a key (learned from an insert's conflict)."""
+
     call: ToolCall
-    """The call."""
-    result: ToolResult
-    """Its answer."""
-    executed: bool
-    """False when answered without running (limit, replayed from the ledger...)."""
-    idempotency_key: str | None = None
-    """The key a side-effecting call ran under."""
-    duration_s: float = 0.0
-    """Wall time of the execution."""
+    """The call the key was begun for."""
+    state: Literal["begun", "done"]
+    """``done`` once its result was recorded."""
+    result: ToolResult | None
+    """The recorded result, when done."""
+    epoch: int
+    """The lease epoch that began (or last re-issued) it."""
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -434,6 +453,18 @@ class TaskStore(Protocol):
         """
         ...
 
+    def effect_open(
+        self, lease: Lease, key: str, call: ToolCall, *, rows: JournalWrite | None = None
+    ) -> HeldEffect | None:
+        """Begin `call` under `key` unless the key is held, in one fenced write with `rows`.
+
+        None when it was begun now (it may run); otherwise what the key holds, learned from the
+        insert's conflict: the caller checks it is the same call, and answers a done one from
+        its result. `rows` (what the run journaled since its last write, the turn asking for
+        the call among them) commit with it, so the turn is durable before its effect starts.
+        """
+        ...
+
     def effect_record(self, lease: Lease, key: str, result: ToolResult) -> None:
         """Journal a side effect's result."""
         ...
@@ -447,6 +478,7 @@ class TaskStore(Protocol):
         lease: Lease,
         outcome: Outcome,
         *,
+        turn: tuple[int, Turn] | None = None,
         messages: Sequence[tuple[int, Message]] = (),
         evidence: Sequence[Evidence] = (),
         checklist: Sequence[tuple[str, str, str]] = (),
@@ -454,8 +486,9 @@ class TaskStore(Protocol):
     ) -> None:
         """Record a run's end: task status, run row, escalation, stop-reason row.
 
-        `messages`, `evidence`, `checklist` and `seq` are what the run produced after its last
-        `journal` write (as `journal` takes them): they are written with the end, in one write.
+        `turn`, `messages`, `evidence`, `checklist` and `seq` are what the run produced after its
+        last `journal` write (as `journal` takes them): they are written with the end, in one
+        write, with the outbox rows of its notification.
         """
         ...
 

@@ -46,7 +46,7 @@ from typing import TYPE_CHECKING, Any, cast
 from donegate.errors import EffectDivergence, EffectOutcomeUnknown, UserError
 from donegate.events import EventSink, fan_out
 from donegate.harness.gate import GateRound
-from donegate.harness.runner import run_task
+from donegate.harness.runner import run_task, side_effect_tools
 from donegate.harness.spec import TaskSpec
 from donegate.models.base import Model
 from donegate.models.infer import infer_model
@@ -349,6 +349,7 @@ class Worker:
         spec: TaskSpec | None = None
         try:
             spec = spec_for(lease)
+            journal.effect_tools = side_effect_tools(spec)  # their turns ride with their begins
             if spec.model is None:
                 raise UserError(f"task {lease.task_id}: no model: set `model` in the task")
             # The task's first claim ever (epoch 1) has nothing journaled; any later one may
@@ -367,7 +368,7 @@ class Worker:
                     spec,
                     model=model,
                     verifier_model=verifier,
-                    ledger=StoreLedger(self.store, lease),
+                    ledger=StoreLedger(self.store, lease, journal),
                     events=fan_out(journal, extra),
                     output_dir=self.output_dir,
                     on_round=functools.partial(_log_round, lease.task_id),
