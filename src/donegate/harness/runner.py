@@ -28,7 +28,7 @@ from typing import Any, Literal
 from donegate.config import data_dir
 from donegate.errors import UserError
 from donegate.events import EventSink, fan_out
-from donegate.harness.builtin_tools import Workspace
+from donegate.harness.builtin_tools import Workspace, workspace_tool
 from donegate.harness.certificate import build_certificate, write_certificate
 from donegate.harness.checklist import CHECKLIST_TOOL, Checklist, ChecklistItem
 from donegate.harness.checks import CheckResult
@@ -320,11 +320,8 @@ def build_tools(
             tools.append(checklist.tool())
         else:
             tools.append(
-                Tool.from_function(
-                    getattr(workspace, ref),
-                    name=ref,
-                    side_effect=_SIDE_EFFECTS[ref],
-                    idempotent=ref in _IDEMPOTENT,
+                workspace_tool(
+                    workspace, ref, side_effect=_SIDE_EFFECTS[ref], idempotent=ref in _IDEMPOTENT
                 )
             )
     return tools
