@@ -42,6 +42,7 @@ from typing import Any, Literal
 
 import pydantic
 
+from donegate.codec import messages_to_json
 from donegate.errors import UserError
 from donegate.harness._certificate_model import (
     KIND,
@@ -63,7 +64,7 @@ from donegate.harness._certificate_model import (
 )
 from donegate.harness._proof import prove, rerun_checks, specs_to_rerun
 from donegate.harness.checks import CheckResult
-from donegate.harness.evidence import Evidence, digest_text, plain_data, transcript_digest
+from donegate.harness.evidence import Evidence, digest_text, transcript_digest
 from donegate.harness.protect import Manifest
 from donegate.harness.signing import canonical, sign
 from donegate.harness.spec import TaskSpec
@@ -156,7 +157,7 @@ def build_certificate(
     specs = {c.name: c for c in spec.checks}
     records = evidence.records
     passed = [c for c in checks if c.kind != "protect"]
-    stored = refer_outputs(plain_data(list(transcript)), (r.output_digest for r in records))
+    stored = refer_outputs(messages_to_json(transcript), (r.output_digest for r in records))
     extra: dict[str, Any] = {}
     if agent is not None:
         extra["agent"] = dict(agent)

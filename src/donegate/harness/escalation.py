@@ -21,6 +21,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from donegate.codec import messages_to_json
 from donegate.harness._report_model import (
     REPORT_KIND,
     REPORT_VERSION,
@@ -38,7 +39,7 @@ from donegate.harness._report_model import (
     VerifierNote,
 )
 from donegate.harness.checks import CheckResult
-from donegate.harness.evidence import EvidenceRecord, plain_data
+from donegate.harness.evidence import EvidenceRecord
 from donegate.harness.gate import GateRound
 
 __all__ = [
@@ -115,7 +116,7 @@ def build_report(
         {
             "checklist": items,
             "checks": tuple(check_data(c) for c in checks),
-            "transcript": plain_data(transcript),
+            "transcript": messages_to_json(transcript),
             **(dict(extra) if extra else {}),
         }
     )
