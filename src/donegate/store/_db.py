@@ -38,8 +38,7 @@ from sqlalchemy import event, exc
 from sqlalchemy.engine import Connection, Engine, make_url
 
 from donegate.config import data_dir
-from donegate.errors import UserError
-from donegate.store.base import DiskFull, StoreError, StoreGone, StoreUnavailable
+from donegate.errors import DiskFull, StoreError, StoreGone, StoreUnavailable, UserError
 
 __all__ = ["Database", "default_url", "patient", "resolve_url"]
 

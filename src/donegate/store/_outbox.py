@@ -16,8 +16,7 @@ cancelled) in the transaction that records it, under a key of its own, ``<task>:
 from __future__ import annotations
 
 import json
-import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal, Protocol, runtime_checkable
@@ -200,6 +199,7 @@ class OutboxMixin:
     """`OutboxStore` on the SQL store."""
 
     _db: Database
+    clock: Callable[[], float]
 
     @patient
     def outbox(
@@ -242,7 +242,7 @@ class OutboxMixin:
     @patient
     def outbox_result(self, n: Notification, *, error: str | None, retry_at: float | None) -> None:
         """Record an attempt: delivered (no error), pending again at `retry_at`, or failed."""
-        now = time.time()
+        now = self.clock()
         values: dict[str, Any]
         if error is None:
             values = {"state": "delivered", "delivered_at": now, "last_error": None}
@@ -256,7 +256,7 @@ class OutboxMixin:
     @patient
     def outbox_retry(self, notification_id: int) -> Notification:
         """Send a notification again (delivered or failed): pending now, attempts from zero."""
-        now = time.time()
+        now = self.clock()
         with self._db.write() as conn:
             done = conn.execute(
                 sa.update(outbox)

@@ -7,7 +7,7 @@ without requeue rejects it (``failed``), `resolve --requeue` runs it again with 
 
 from __future__ import annotations
 
-import time
+from collections.abc import Callable
 from typing import Any
 
 import sqlalchemy as sa
@@ -43,6 +43,7 @@ class ReviewMixin:
     """The people-facing half of `SqlStore`."""
 
     _db: Database
+    clock: Callable[[], float]
 
     @patient
     def escalations(self, *, status: str | None = "open") -> list[Escalation]:
@@ -71,7 +72,7 @@ class ReviewMixin:
     ) -> Escalation:
         if instructions and not requeue:
             raise UserError("--instructions only go with --requeue")
-        now = time.time()
+        now = self.clock()
         with self._db.write() as conn:
             row = conn.execute(
                 sa.select(escalations).where(escalations.c.id == escalation_id)
@@ -133,7 +134,7 @@ class ReviewMixin:
         note: str | None = None,
         certificate: str | None = None,
     ) -> Escalation:
-        now = time.time()
+        now = self.clock()
         with self._db.write() as conn:
             row = conn.execute(
                 sa.select(escalations).where(escalations.c.id == escalation_id)

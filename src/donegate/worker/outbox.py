@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import json
 import logging
-import os
 import tempfile
 import threading
 import time
@@ -28,6 +27,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from donegate.config import HOLD_DELIVERY_ENV, IDEMPOTENCY_KEY_ENV, hold_delivery
 from donegate.errors import UserError
 from donegate.harness._process import run as run_process
 from donegate.store._outbox import certificate_json
@@ -40,7 +40,7 @@ __all__ = ["HOLD_ENV", "Courier", "Delivery", "compose", "deliver", "final_key"]
 
 log = logging.getLogger("donegate.worker.outbox")
 
-HOLD_ENV = "DONEGATE_TEST_HOLD_DELIVERY"
+HOLD_ENV = HOLD_DELIVERY_ENV
 """Test-only: while set to a non-empty value, a courier delivers nothing (a window in which a
 test kills the worker after the outcome is recorded and before it is sent)."""
 
@@ -133,7 +133,7 @@ def deliver(n: Notification, timeout_s: float) -> str | None:
     argv = [_fill(a, n) for a in n.target["command"]]
     try:
         done = run_process(
-            ["env", f"DONEGATE_IDEMPOTENCY_KEY={n.key}", *argv],
+            ["env", f"{IDEMPOTENCY_KEY_ENV}={n.key}", *argv],
             cwd=Path(tempfile.gettempdir()),
             timeout=timeout_s,
             stdin=data,
@@ -198,7 +198,7 @@ class Courier:
 
     def once(self) -> bool:
         """Deliver what is due now; True when something was attempted."""
-        if os.environ.get(HOLD_ENV):
+        if hold_delivery():
             return False
         now = time.time()
         due = self.store.outbox_due(now)
