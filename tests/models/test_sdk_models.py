@@ -119,3 +119,14 @@ def test_infer_model_reads_provider_strings_and_clients() -> None:
         infer_model("nope:x")
     with pytest.raises(UserError, match="cannot use int"):
         infer_model(3)
+
+
+def test_the_old_stainless_name_resolves_to_sdk_client_model_with_a_deprecation_warning() -> None:
+    from donegate.models import sdk
+
+    with pytest.warns(DeprecationWarning, match="use SDKClientModel"):
+        old = sdk.StainlessModel
+    assert old is sdk.SDKClientModel
+    assert issubclass(OpenAIChatModel, sdk.SDKClientModel)
+    with pytest.raises(AttributeError, match="no attribute 'Nope'"):
+        sdk.Nope  # type: ignore[attr-defined]  # noqa: B018

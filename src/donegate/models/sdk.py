@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import asyncio
 import importlib
+import warnings
 from collections.abc import AsyncIterator
 from dataclasses import replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from donegate.errors import MissingExtra
 from donegate.messages import Ending, Turn
@@ -21,7 +22,7 @@ from donegate.models._sse import SSEDecoder
 from donegate.models.base import ModelRequest, StreamAccumulator, WireFormat
 from donegate.models.registry import wire_format
 
-__all__ = ["AnthropicModel", "OpenAIChatModel", "OpenAIResponsesModel", "StainlessModel"]
+__all__ = ["AnthropicModel", "OpenAIChatModel", "OpenAIResponsesModel", "SDKClientModel"]
 
 
 def _import(module: str, extra: str) -> Any:
@@ -39,8 +40,13 @@ def _retry_after(headers: Any) -> float | None:
         return None
 
 
-class StainlessModel:
-    """A model reached through an ``openai`` or ``anthropic`` SDK client (``client.post``)."""
+class SDKClientModel:
+    """A model reached through an ``openai`` or ``anthropic`` SDK client's raw ``client.post``.
+
+    The client sends our rendered body and hands back the raw response, which our wire format
+    classifies. (Named ``StainlessModel`` in 0.1.0, after the generator of those SDKs; that name
+    is a deprecated alias for one release.)
+    """
 
     api = "openai-chat"
     path = "/chat/completions"
@@ -160,11 +166,11 @@ def _feed(decoder: SSEDecoder, acc: StreamAccumulator, line: str) -> list[str]:
     return [delta] if delta else []
 
 
-class OpenAIChatModel(StainlessModel):
+class OpenAIChatModel(SDKClientModel):
     """OpenAI Chat Completions, or any compatible server through ``base_url``."""
 
 
-class OpenAIResponsesModel(StainlessModel):
+class OpenAIResponsesModel(SDKClientModel):
     """The OpenAI Responses API."""
 
     api = "openai-responses"
@@ -172,7 +178,7 @@ class OpenAIResponsesModel(StainlessModel):
     provider = "openai-responses"
 
 
-class AnthropicModel(StainlessModel):
+class AnthropicModel(SDKClientModel):
     """The Anthropic Messages API."""
 
     api = "anthropic-messages"
@@ -189,3 +195,20 @@ class AnthropicModel(StainlessModel):
 
             return AnthropicMessages(thinking_display="updates")
         return wire_format(self.api)
+
+
+if TYPE_CHECKING:
+    StainlessModel = SDKClientModel
+    """Deprecated alias of `SDKClientModel` (removed in the next release)."""
+else:
+
+    def __getattr__(name: str) -> Any:
+        """``StainlessModel``, the old name of `SDKClientModel`, still resolves, with a warning."""
+        if name == "StainlessModel":
+            warnings.warn(
+                "donegate.models.sdk.StainlessModel is deprecated: use SDKClientModel",
+                DeprecationWarning,
+                stacklevel=2,
+            )
+            return SDKClientModel
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

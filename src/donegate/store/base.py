@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal, TypeAlias, TypedDict
+from typing import Any, Literal, TypedDict
 
 from donegate.errors import DiskFull as DiskFull
 from donegate.errors import LeaseLost as LeaseLost
@@ -27,6 +27,11 @@ from donegate.errors import StoreGone as StoreGone
 from donegate.errors import StoreUnavailable as StoreUnavailable
 from donegate.harness.spec import TASK_ID
 from donegate.messages import Message, ToolCall, ToolResult, Turn
+
+# The task's status vocabulary lives with the run's, in `donegate.results` (one table maps a
+# run's `Status` to it); re-exported here, where the store's callers import it.
+from donegate.results import TASK_TERMINAL as TERMINAL
+from donegate.results import TaskStatus
 from donegate.store.protocols import BrowseStore as BrowseStore
 from donegate.store.protocols import Journal as Journal
 from donegate.store.protocols import LedgerStore as LedgerStore
@@ -53,14 +58,6 @@ __all__ = [
     "TaskRecord",
     "TaskStatus",
 ]
-
-TaskStatus: TypeAlias = Literal[
-    "pending", "running", "done", "awaiting_review", "escalated", "failed", "cancelled"
-]
-TERMINAL: frozenset[str] = frozenset(
-    {"done", "awaiting_review", "escalated", "failed", "cancelled"}
-)
-"""Statuses a task leaves only by a person's `retry`, `resolve` or `approve`."""
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -129,6 +126,7 @@ class Lease:
 
 # An evidence row is the loop's one record of an answered call (its duration measured where the
 # tool ran); `Evidence` is its old name here, kept as an alias.
+from donegate.results import TaskOutcome  # noqa: E402
 from donegate.results import ToolCallRecord as Evidence  # noqa: E402  (kept beside its old place)
 
 
@@ -170,7 +168,7 @@ class HeldEffect:
 class Outcome:
     """What a worker records when a run ends."""
 
-    status: Literal["done", "awaiting_review", "escalated", "failed"]
+    status: TaskOutcome
     """The task's terminal status (``awaiting_review`` waits for a person's `approve`)."""
     reason: str = ""
     """Why, for people."""

@@ -27,7 +27,7 @@ from donegate.store._db import Database, patient, resolve_url
 from donegate.store._effects import LedgerMixin
 from donegate.store._journal import JournalMixin, put_checklist
 from donegate.store._leases import LeaseMixin
-from donegate.store._outbox import OutboxMixin
+from donegate.store._outbox import OutboxMixin, write_decision
 from donegate.store._review import ReviewMixin
 from donegate.store._schema import escalations, runs, tasks
 from donegate.store.base import TASK_ID, TERMINAL, BrowseStore, TaskRecord, TaskStore
@@ -206,6 +206,7 @@ class SqlStore(LeaseMixin, JournalMixin, LedgerMixin, ReviewMixin, BrowseMixin, 
                 .where(runs.c.task_id == task_id, runs.c.status == "running")
                 .values(status="cancelled", ended_at=now, reason=reason)
             )
+            write_decision(conn, row, decision="cancelled", reason=reason, now=now)
         record = self.get(task_id)
         assert record is not None
         return record

@@ -31,6 +31,7 @@ from collections.abc import AsyncIterator, Callable, Collection, Sequence
 from typing import TYPE_CHECKING, Protocol, TypeVar, runtime_checkable
 
 from donegate.events import Event, ModelCalled, ToolCalled, TurnAppended
+from donegate.harness.checklist import CHECKLIST_TOOL, ChecklistUpdate
 from donegate.messages import Ending, Message, Turn
 from donegate.models.base import Model, ModelRequest
 from donegate.store import Evidence, JournalWrite, Lease, LeaseLost, Outcome
@@ -41,9 +42,6 @@ if TYPE_CHECKING:
 __all__ = ["CHECKLIST_TOOL", "Halted", "JournalSink", "JournaledModel", "ReplayAware"]
 
 R = TypeVar("R")
-
-CHECKLIST_TOOL = "update_checklist"
-"""The harness's checklist tool; its successful calls update the stored checklist."""
 
 
 class Halted(Exception):
@@ -91,11 +89,9 @@ class JournalSink:
             raise Halted(self.halted)
         if isinstance(event, ToolCalled):
             self._evidence.append(event.record)  # the one record, measured where it ran
-            if event.call.name == CHECKLIST_TOOL and not event.result.is_error:
-                args = event.call.arguments or {}
-                item, status = args.get("item"), args.get("status")
-                if isinstance(item, str) and isinstance(status, str):
-                    self._checklist.append((item, status, str(args.get("note") or "")))
+            update = ChecklistUpdate.applied(event.call, event.result)
+            if update is not None:
+                self._checklist.append((update.item, update.status, update.note))
             if self._turn is not None:  # no effect took the turn: its tools have answered
                 self._write()
         elif isinstance(event, TurnAppended):

@@ -50,6 +50,7 @@ from donegate.harness.runner import run_task, side_effect_tools
 from donegate.harness.spec import TaskSpec
 from donegate.models.base import Model
 from donegate.models.infer import infer_model
+from donegate.results import Status
 from donegate.store import (
     DiskFull,
     Lease,
@@ -278,7 +279,7 @@ class Worker:
         started = time.monotonic()
         try:
             outcome = self._run(lease, journal, started)
-            if outcome.loop_status == "provider_error":
+            if outcome.loop_status == Status.PROVIDER_ERROR:
                 journal.flush()  # the last step's messages and evidence; the task goes back
                 raise _ProviderDown(outcome.reason)
             outcome = compose(lease, outcome, self.notify, self.delivery)

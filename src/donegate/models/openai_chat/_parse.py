@@ -1,0 +1,184 @@
+"""Chat completion bodies: finish reasons, usage, content, tool calls (whole and legacy)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from donegate.errors import WireFormatError
+from donegate.messages import (
+    Ending,
+    Part,
+    RefusalPart,
+    TextPart,
+    ThinkingPart,
+    ToolCall,
+    Turn,
+    Usage,
+)
+from donegate.models import _openai_common as common
+from donegate.models._rules import make_turn, missing_reason
+
+API = "openai-chat"
+
+_SIGNALS: dict[str, Ending] = {
+    "stop": Ending.COMPLETE,
+    "eos": Ending.COMPLETE,
+    "end_turn": Ending.COMPLETE,
+    "stop_sequence": Ending.COMPLETE,
+    "tool_calls": Ending.TOOL_USE,
+    "function_call": Ending.TOOL_USE,
+    "tool_use": Ending.TOOL_USE,
+    "length": Ending.TRUNCATED,
+    "max_tokens": Ending.TRUNCATED,
+    "content_filter": Ending.FILTERED,
+    "model_context_window_exceeded": Ending.CONTEXT_EXCEEDED,
+}
+
+
+def finish_signal(reason: Any, *, ended: bool = True) -> tuple[Ending, str | None]:
+    """The signal of a ``finish_reason`` and its detail; an unknown reason is an error.
+
+    With no reason at all the shared rule applies: a normal end (a whole body, a stream that
+    reached ``[DONE]``) is an error, a stream cut off before it is truncated.
+    """
+    if reason is None:
+        return missing_reason(ended=ended)
+    signal = _SIGNALS.get(reason) if isinstance(reason, str) else None
+    if signal is None:
+        return Ending.ERROR, f"unknown finish_reason {reason!r}"
+    return signal, None
+
+
+def parse_usage(raw: Any) -> Usage:
+    if not isinstance(raw, Mapping):
+        return Usage()
+    details = raw.get("prompt_tokens_details")
+    out_details = raw.get("completion_tokens_details")
+    return Usage(
+        input_tokens=common.int_or_zero(raw.get("prompt_tokens")),
+        output_tokens=common.int_or_zero(raw.get("completion_tokens")),
+        cache_read_tokens=common.int_or_zero(
+            details.get("cached_tokens") if isinstance(details, Mapping) else None
+        ),
+        reasoning_tokens=common.int_or_zero(
+            out_details.get("reasoning_tokens") if isinstance(out_details, Mapping) else None
+        ),
+    )
+
+
+def text_of(content: Any, path: str) -> str:
+    """``content`` is a string, null, or (some servers) a list of text parts."""
+    if content is None:
+        return ""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "".join(
+            p["text"] for p in content if isinstance(p, Mapping) and isinstance(p.get("text"), str)
+        )
+    raise WireFormatError(API, f"expected a string, got {type(content).__name__}", path=path)
+
+
+def tool_call(raw: Any, index: int, path: str) -> ToolCall:
+    if not isinstance(raw, Mapping):
+        raise WireFormatError(API, "a tool call must be an object", path=path)
+    call_id = raw.get("id")
+    details: dict[str, Any] = {}
+    if not isinstance(call_id, str) or not call_id:
+        call_id, details["synthetic_id"] = f"call_{index}", True
+    if raw.get("type") == "custom" and isinstance(raw.get("custom"), Mapping):
+        custom = raw["custom"]
+        text = custom.get("input") if isinstance(custom.get("input"), str) else ""
+        return custom_call(call_id, str(custom.get("name", "")), text, details)
+    fn = raw.get("function")
+    if not isinstance(fn, Mapping):
+        raise WireFormatError(API, "a tool call needs a function object", path=f"{path}.function")
+    return function_call(fn, call_id, details or None, f"{path}.function")
+
+
+def custom_call(call_id: str, name: str, text: str, details: Mapping[str, Any]) -> ToolCall:
+    """A custom (free-form) tool call: its input is plain text, never JSON to parse."""
+    return ToolCall(
+        id=call_id,
+        name=name,
+        arguments_raw=text,
+        arguments={"input": text},
+        provider_details={"type": "custom", **details},
+    )
+
+
+def function_call(
+    fn: Mapping[str, Any], call_id: str, details: Mapping[str, Any] | None, path: str
+) -> ToolCall:
+    name, args = fn.get("name"), fn.get("arguments")
+    if not isinstance(name, str):
+        raise WireFormatError(API, "a function call needs a name", path=f"{path}.name")
+    if isinstance(args, Mapping):  # some servers send an object instead of a string
+        return ToolCall.from_args(id=call_id, name=name, arguments=args, provider_details=details)
+    if args is not None and not isinstance(args, str):
+        raise WireFormatError(API, "arguments must be a string", path=f"{path}.arguments")
+    return ToolCall.from_raw(
+        id=call_id, name=name, arguments_raw=args or "", provider_details=details
+    )
+
+
+def reasoning(message: Mapping[str, Any]) -> str:
+    for key in ("reasoning_content", "reasoning"):
+        value = message.get(key)
+        if isinstance(value, str) and value:
+            return value
+    return ""
+
+
+def parse_body(body: Any) -> Turn:
+    """Classify a non-streamed completion."""
+    if not isinstance(body, Mapping):
+        raise WireFormatError(API, f"expected an object, got {type(body).__name__}")
+    if "error" in body and "choices" not in body:
+        return common.openai_error_turn(API, 200, body)
+    choices = body.get("choices")
+    if not isinstance(choices, list) or not choices:
+        raise WireFormatError(API, "expected a non-empty list", path="choices")
+    choice = choices[0]
+    if not isinstance(choice, Mapping):
+        raise WireFormatError(API, "a choice must be an object", path="choices[0]")
+    message = choice.get("message") or {}
+    if not isinstance(message, Mapping):
+        raise WireFormatError(API, "a message must be an object", path="choices[0].message")
+    parts: list[Part] = []
+    thinking = reasoning(message)
+    if thinking:
+        parts.append(ThinkingPart(text=thinking))
+    text = text_of(message.get("content"), "choices[0].message.content")
+    if text:
+        parts.append(TextPart(text=text))
+    refusal = message.get("refusal")
+    if isinstance(refusal, str) and refusal:
+        parts.append(RefusalPart(text=refusal))
+    calls = message.get("tool_calls")
+    if isinstance(calls, list):
+        parts.extend(
+            tool_call(c, i, f"choices[0].message.tool_calls[{i}]") for i, c in enumerate(calls)
+        )
+    elif calls is not None:
+        raise WireFormatError(API, "expected a list", path="choices[0].message.tool_calls")
+    legacy = message.get("function_call")
+    if isinstance(legacy, Mapping):
+        parts.append(
+            function_call(legacy, "call_0", {"legacy": True}, "choices[0].message.function_call")
+        )
+    reason = choice.get("finish_reason")
+    signal, detail = finish_signal(reason)
+    if reason == "content_filter":
+        detail = common.filter_detail(choice)
+    return make_turn(
+        api=API,
+        signal=signal,
+        parts=parts,
+        raw_reason=reason if isinstance(reason, str) else None,
+        detail=detail,
+        usage=parse_usage(body.get("usage")),
+        model=body.get("model") if isinstance(body.get("model"), str) else None,
+        response_id=body.get("id") if isinstance(body.get("id"), str) else None,
+    )
