@@ -28,6 +28,11 @@ from donegate.errors import StoreUnavailable as StoreUnavailable
 from donegate.harness.escalation import EscalationReport
 from donegate.harness.spec import TASK_ID
 from donegate.messages import Message, ToolCall, ToolResult, Turn
+
+# The task's status vocabulary lives with the run's, in `donegate.results` (one table maps a
+# run's `Status` to it); re-exported here, where the store's callers import it.
+from donegate.results import TASK_TERMINAL as TERMINAL
+from donegate.results import TaskStatus
 from donegate.store.protocols import BrowseStore as BrowseStore
 from donegate.store.protocols import Journal as Journal
 from donegate.store.protocols import LedgerStore as LedgerStore
@@ -54,11 +59,6 @@ __all__ = [
     "TaskRecord",
     "TaskStatus",
 ]
-
-# The task's status vocabulary lives with the run's, in `donegate.results` (one table maps a
-# run's `Status` to it); re-exported here, where the store's callers import it.
-from donegate.results import TASK_TERMINAL as TERMINAL
-from donegate.results import TaskStatus
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
