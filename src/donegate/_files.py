@@ -17,7 +17,7 @@ from typing import Any, BinaryIO
 
 import yaml
 
-from donegate.errors import UserError
+from donegate.errors import FileError, UserError
 
 __all__ = [
     "MAX_DEPTH",
@@ -41,16 +41,6 @@ MAX_DEPTH = 64
 """How deep mappings and lists may nest in a YAML or JSON file."""
 MAX_NODES = 1_000_000
 """How many values a YAML document may expand to, aliases counted as often as they are used."""
-
-
-class FileError(UserError):
-    """A file that cannot be used as it is; the message names the file and the place in it."""
-
-    def __init__(self, message: str, *, source: str | None = None, field: str | None = None):
-        where = ": ".join(p for p in (source, field) if p)
-        super().__init__(f"{where}: {message}" if where else message)
-        self.source = source
-        self.field = field
 
 
 ErrorFactory = Callable[..., UserError]

@@ -3,18 +3,33 @@
 ```
 DonegateError                 base of everything below
 ├── UserError                 misuse: bad arguments, bad files, unknown names (CLI exit 2)
-│   ├── ScriptError           a script file or script turn is invalid (names file and field)
+│   ├── LocatedError          a bad file or value, named with its place: ``source: field: ...``
+│   │   ├── FileError         a file that cannot be read as it is (size, UTF-8, syntax, depth)
+│   │   ├── ScriptError       a script file or script turn is invalid (names file and field)
+│   │   └── TaskSpecError     a task file or task dict is invalid (names file and field)
 │   ├── UnsupportedTurn       a wire format cannot express a scripted turn
-│   └── MissingExtra          an optional dependency is not installed (names the extra)
+│   ├── MissingExtra          an optional dependency is not installed (names the extra)
+│   ├── HookInputError        an agent CLI's hook payload is not the documented shape
+│   ├── TodoStateError        the agent's todo/goal state exists but cannot be read
+│   ├── ProtectError          protected files cannot be digested (too many, a bad pattern)
+│   └── RecordingMismatch     a recording's script does not replay to what was recorded
 ├── WireFormatError           a provider body that is not the documented shape (names the path)
-├── ProviderError             the provider answered with an error (status, retry-after)
 ├── ScriptExhausted           a scripted model was called more times than the script has turns
 ├── ToolError                 a tool raised; the loop turns it into an error result
+│   └── ToolStubError         a script's stub raised as scripted (``raises: MESSAGE``)
 ├── EffectDivergence          an idempotency key's recorded call is not the call now asking
-└── EffectOutcomeUnknown      a side effect begun by a run that died, of a tool that cannot say
+├── EffectOutcomeUnknown      a side effect begun by a run that died, of a tool that cannot say
+├── StoreError                the store failed under a running process (not a misuse)
+│   ├── StoreUnavailable      the store stopped answering (refused or dropped connections)
+│   ├── StoreGone             the SQLite file was deleted or replaced under the store
+│   └── DiskFull              no space left, or a file-size limit hit, where the store writes
+└── LeaseLost                 a worker wrote under a lease it no longer holds
 ```
 
-Control flow is never signalled by exceptions: the loop returns tagged steps.
+Control flow is never signalled by exceptions: the loop returns tagged steps. (The few
+exceptions that carry a signal inside one module, such as the worker's ``Halted``, are private to
+it and are not part of this tree.) The store's errors are re-exported by `donegate.store`. This
+module is the bottom layer: it imports nothing from donegate.
 """
 
 from __future__ import annotations
@@ -22,14 +37,26 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 __all__ = [
+    "DiskFull",
     "DonegateError",
     "EffectDivergence",
     "EffectOutcomeUnknown",
+    "FileError",
+    "HookInputError",
+    "LeaseLost",
+    "LocatedError",
     "MissingExtra",
-    "ProviderError",
+    "ProtectError",
+    "RecordingMismatch",
     "ScriptError",
     "ScriptExhausted",
+    "StoreError",
+    "StoreGone",
+    "StoreUnavailable",
+    "TaskSpecError",
+    "TodoStateError",
     "ToolError",
+    "ToolStubError",
     "UnsupportedTurn",
     "UserError",
     "WireFormatError",
@@ -44,17 +71,41 @@ class UserError(DonegateError):
     """The caller asked for something that cannot be done as asked."""
 
 
-class ScriptError(UserError):
-    """A script file or one of its turns is invalid.
+class LocatedError(UserError):
+    """Something read from a file or a dict is wrong; the message says where, then what.
 
-    The message names the file (when known) and the field, e.g. ``refund.yaml: turns[3].ending``.
+    ``source`` (the file) and ``field`` (the place in it) lead the one line, each when known:
+    ``refund.yaml: turns[3].ending: unknown ending 'done'; ...``. Its subclasses say which kind
+    of input it was; loaders pass the class as the error factory of `donegate._files`.
     """
 
     def __init__(self, message: str, *, source: str | None = None, field: str | None = None):
         where = ": ".join(p for p in (source, field) if p)
         super().__init__(f"{where}: {message}" if where else message)
+        self.message = message
+        """What is wrong, without the place."""
         self.source = source
+        """The file at fault, when there is one."""
         self.field = field
+        """The place in it (``checks[1].file_contains.path``, ``line 4``), when there is one."""
+
+
+class FileError(LocatedError):
+    """A file that cannot be used as it is; the message names the file and the place in it."""
+
+
+class ScriptError(LocatedError):
+    """A script file or one of its turns is invalid.
+
+    The message names the file (when known) and the field, e.g. ``refund.yaml: turns[3].ending``.
+    """
+
+
+class TaskSpecError(LocatedError):
+    """A task file or task dict is invalid; the message names the file and the field.
+
+    For example ``task.yaml: checks[1].file_contains.path: field required``.
+    """
 
 
 class UnsupportedTurn(UserError):
@@ -77,6 +128,22 @@ class MissingExtra(UserError, ImportError):
         self.extra = ",".join(extras)
 
 
+class HookInputError(UserError):
+    """The hook's stdin is not a payload the CLI documents; the message says what is wrong."""
+
+
+class TodoStateError(UserError):
+    """The agent's todo/goal state exists but cannot be read (it then blocks, like an open item)."""
+
+
+class ProtectError(UserError):
+    """Protected files could not be digested (too many, or a bad pattern); the gate blocks."""
+
+
+class RecordingMismatch(UserError):
+    """A recording whose script does not replay to the recorded conversation; nothing saved."""
+
+
 class WireFormatError(DonegateError):
     """A provider body does not have the documented shape.
 
@@ -87,23 +154,6 @@ class WireFormatError(DonegateError):
         super().__init__(f"{api}: {path}: {message}")
         self.api = api
         self.path = path
-
-
-class ProviderError(DonegateError):
-    """The provider answered with an error status after the transport's own retries."""
-
-    def __init__(
-        self,
-        message: str,
-        *,
-        status: int | None = None,
-        retry_after: float | None = None,
-        body: object = None,
-    ):
-        super().__init__(message)
-        self.status = status
-        self.retry_after = retry_after
-        self.body = body
 
 
 class ScriptExhausted(DonegateError):
@@ -117,6 +167,10 @@ class ScriptExhausted(DonegateError):
 
 class ToolError(DonegateError):
     """A tool failed; carried into the transcript as an error result."""
+
+
+class ToolStubError(ToolError):
+    """Raised by a stub whose scripted result is ``raises: MESSAGE``."""
 
 
 class EffectDivergence(DonegateError):
@@ -153,3 +207,44 @@ class EffectOutcomeUnknown(DonegateError):
         self.why = why
         self.tool = tool
         self.arguments = arguments
+
+
+# -- the store -------------------------------------------------------------------------------
+# A store that fails under a running process raises a `StoreError`, one line naming the store;
+# a write under a lease no longer held raises `LeaseLost` (both re-exported by donegate.store):
+#
+#   DonegateError
+#   ├── StoreError            the store failed (not a misuse); a worker stops on it
+#   │   ├── StoreUnavailable  it stopped answering, and kept not answering for its patience
+#   │   ├── StoreGone         the SQLite file was deleted or replaced (another inode)
+#   │   └── DiskFull          no space left (or a file-size limit) where it writes
+#   └── LeaseLost             a worker wrote under a lease it no longer holds
+
+
+class StoreError(DonegateError):
+    """The store failed under a running process: not a misuse, and not the task's fault."""
+
+
+class StoreUnavailable(StoreError):
+    """The store stopped answering (refused or dropped connections, a server restarting)."""
+
+
+class StoreGone(StoreError):
+    """The SQLite file the store opened was deleted or replaced by another file (inode).
+
+    Writing on would land in an unlinked file nobody will read, or in a file that is not the
+    one the tasks were claimed from; the process must stop using it.
+    """
+
+
+class DiskFull(StoreError):
+    """No space left, or a file-size limit hit, where the store (or the worker) writes."""
+
+
+class LeaseLost(DonegateError):
+    """A worker wrote under a lease it no longer holds; the write did not land."""
+
+    def __init__(self, task_id: str, epoch: int) -> None:
+        super().__init__(f"task {task_id}: lease epoch {epoch} is no longer held")
+        self.task_id = task_id
+        self.epoch = epoch

@@ -8,13 +8,11 @@ one `RunEnded` carrying the `RunResult`.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Literal, Protocol, TypeAlias
+from dataclasses import dataclass, field
+from typing import Literal, Protocol, TypeAlias
 
 from donegate.messages import Ending, Message, ToolCall, ToolResult, Turn
-
-if TYPE_CHECKING:
-    from donegate.loop import RunResult
+from donegate.results import RunResult, ToolCallRecord
 
 __all__ = [
     "Event",
@@ -44,23 +42,73 @@ class ModelCalled:
     kind: Literal["model_called"] = "model_called"
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
+@dataclass(frozen=True, kw_only=True, slots=True, init=False)
 class ToolCalled:
-    """A tool call was answered."""
+    """A tool call was answered; `record` is the one record of it, measured where it ran.
 
-    step: int
-    """The model call that asked for it."""
-    call: ToolCall
-    """The call."""
-    result: ToolResult
-    """The answer appended to the transcript."""
-    executed: bool
-    """False when the harness answered without running the tool (limit, malformed, replayed)."""
-    idempotency_key: str | None = None
-    """The key passed to a side-effecting tool."""
-    duration_s: float = 0.0
-    """Wall time of the execution."""
-    kind: Literal["tool_called"] = "tool_called"
+    ``ToolCalled(record=r)`` is the form to use; the record's fields (`step`, `call`, `result`,
+    `executed`, `idempotency_key`, `duration_s`) read through, and may still be passed one by
+    one to build the record (as before the record existed).
+    """
+
+    record: ToolCallRecord
+    """The answered call: what was asked, the answer, whether it ran, how long it took."""
+    kind: Literal["tool_called"] = field(default="tool_called")
+
+    def __init__(
+        self,
+        *,
+        record: ToolCallRecord | None = None,
+        step: int | None = None,
+        call: ToolCall | None = None,
+        result: ToolResult | None = None,
+        executed: bool | None = None,
+        idempotency_key: str | None = None,
+        duration_s: float = 0.0,
+    ) -> None:
+        if record is None:
+            if step is None or call is None or result is None or executed is None:
+                raise TypeError("ToolCalled needs a record, or step, call, result and executed")
+            record = ToolCallRecord(
+                step=step,
+                call=call,
+                result=result,
+                executed=executed,
+                idempotency_key=idempotency_key,
+                duration_s=duration_s,
+            )
+        object.__setattr__(self, "record", record)
+        object.__setattr__(self, "kind", "tool_called")
+
+    @property
+    def step(self) -> int:
+        """The model call that asked for it."""
+        return self.record.step
+
+    @property
+    def call(self) -> ToolCall:
+        """The call."""
+        return self.record.call
+
+    @property
+    def result(self) -> ToolResult:
+        """The answer appended to the transcript."""
+        return self.record.result
+
+    @property
+    def executed(self) -> bool:
+        """False when the harness answered without running the tool (limit, malformed, replayed)."""
+        return self.record.executed
+
+    @property
+    def idempotency_key(self) -> str | None:
+        """The key passed to a side-effecting tool."""
+        return self.record.idempotency_key
+
+    @property
+    def duration_s(self) -> float:
+        """Wall time of the execution (the record's, measured where the tool ran)."""
+        return self.record.duration_s
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -131,3 +179,10 @@ def fan_out(*sinks: EventSink | None) -> EventSink | None:
             sink(event)
 
     return emit
+
+
+class NullSink:
+    """A sink that drops every event: the default, so the loop never asks whether it has one."""
+
+    def __call__(self, event: Event) -> None:
+        """Drop `event`."""

@@ -15,12 +15,15 @@ LAYERS: dict[str, int] = {
     "errors": 0,
     "config": 0,
     "messages": 0,
+    "results": 0,
+    "codec": 0,
     "events": 0,
     "tools": 1,
     "models": 1,
     "finish": 1,
     "loop": 2,
     "run": 2,
+    "actions": 2,
     "harness": 3,
     "store": 4,
     "telemetry": 4,
@@ -48,27 +51,16 @@ def _module_name(path: Path) -> str:
 
 
 def _imports(tree: ast.Module) -> list[tuple[int, str]]:
-    """Imports of donegate modules, skipping ``if TYPE_CHECKING:`` blocks."""
+    """Imports of donegate modules anywhere in the module, ``if TYPE_CHECKING:`` blocks included
+    (a type-only import is still an arrow between layers)."""
     found: list[tuple[int, str]] = []
-
-    def visit(nodes: list[ast.stmt]) -> None:
-        for node in nodes:
-            if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
-                visit(node.orelse)
-                continue
-            if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-                if node.module.startswith("donegate"):
-                    found.append((node.lineno, node.module))
-            elif isinstance(node, ast.Import):
-                found.extend(
-                    (node.lineno, a.name) for a in node.names if a.name.startswith("donegate")
-                )
-            for child in ast.iter_child_nodes(node):
-                if isinstance(child, ast.stmt):
-                    visit([child])
-
-    visit(tree.body)
-    return found
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            if node.module.startswith("donegate"):
+                found.append((node.lineno, node.module))
+        elif isinstance(node, ast.Import):
+            found.extend((node.lineno, a.name) for a in node.names if a.name.startswith("donegate"))
+    return sorted(found)
 
 
 def _files() -> list[Path]:
@@ -100,3 +92,19 @@ def test_no_upward_import(path: Path) -> None:
 def test_the_rule_catches_an_upward_import() -> None:
     tree = ast.parse("from donegate.cli import main\n")
     assert [_layer(m) for _, m in _imports(tree)] == [8]
+
+
+def test_the_rule_catches_a_type_only_upward_import() -> None:
+    tree = ast.parse(
+        "from typing import TYPE_CHECKING\n"
+        "if TYPE_CHECKING:\n"
+        "    from donegate.loop import RunResult\n"
+        "else:\n"
+        "    from donegate.store import TaskStore\n"
+    )
+    assert [(line, _layer(m)) for line, m in _imports(tree)] == [(3, 2), (5, 4)]
+
+
+def test_the_rule_reads_imports_inside_functions() -> None:
+    tree = ast.parse("def f() -> None:\n    import donegate.worker.service\n")
+    assert [_layer(m) for _, m in _imports(tree)] == [5]

@@ -90,19 +90,33 @@ def test_every_task_spec_field_has_a_docstring() -> None:
 
     from pydantic import BaseModel
 
-    from donegate.harness import spec
+    from donegate.harness import spec, spec_checks
 
-    tree = ast.parse(inspect.getsource(spec))
     missing, seen = [], 0
-    for node in tree.body:
-        cls = getattr(spec, node.name, None) if isinstance(node, ast.ClassDef) else None
-        if not (inspect.isclass(cls) and issubclass(cls, BaseModel)):
-            continue
-        for st, nxt in zip(node.body, [*node.body[1:], None], strict=True):
-            named = isinstance(st, ast.AnnAssign) and isinstance(st.target, ast.Name)
-            if named and st.target.id in cls.model_fields:  # type: ignore[union-attr]
-                seen += 1
-                documented = isinstance(nxt, ast.Expr) and isinstance(nxt.value, ast.Constant)
-                if not documented:
-                    missing.append(f"{node.name}.{st.target.id}")  # type: ignore[union-attr]
+    for module in (spec, spec_checks):  # the task's models, and its checks'
+        tree = ast.parse(inspect.getsource(module))
+        for node in tree.body:
+            cls = getattr(module, node.name, None) if isinstance(node, ast.ClassDef) else None
+            if not (inspect.isclass(cls) and issubclass(cls, BaseModel)):
+                continue
+            for st, nxt in zip(node.body, [*node.body[1:], None], strict=True):
+                named = isinstance(st, ast.AnnAssign) and isinstance(st.target, ast.Name)
+                if named and st.target.id in cls.model_fields:  # type: ignore[union-attr]
+                    seen += 1
+                    documented = isinstance(nxt, ast.Expr) and isinstance(nxt.value, ast.Constant)
+                    if not documented:
+                        missing.append(f"{node.name}.{st.target.id}")  # type: ignore[union-attr]
     assert seen > 30 and not missing, missing
+
+
+def test_no_two_public_classes_share_a_name() -> None:
+    """One fact, one type: an alias may keep an old name, but two classes may not wear one."""
+    classes: dict[str, set[str]] = {}
+    for name in PUBLIC_MODULES:
+        module = importlib.import_module(name)
+        for attr in getattr(module, "__all__", ()):
+            obj = getattr(module, attr)
+            if inspect.isclass(obj):
+                classes.setdefault(obj.__name__, set()).add(f"{obj.__module__}.{obj.__qualname__}")
+    shared = {n: sorted(where) for n, where in classes.items() if len(where) > 1}
+    assert not shared, shared

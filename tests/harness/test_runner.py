@@ -327,3 +327,14 @@ def test_setup_problems_are_user_errors(tmp_path: Path) -> None:
     with pytest.raises(UserError, match="no module named"):
         run_task(task(tools=[{"import": "nosuchmod:f", "side_effect": False}], closure="model"),
                  model=ScriptedModel([]), workdir=tmp_path)  # fmt: skip
+
+
+def test_an_unknown_option_is_the_type_error_a_keyword_would_be(tmp_path: Path) -> None:
+    with pytest.raises(
+        TypeError, match=r"^run_task\(\) got an unexpected keyword argument 'work_dir'"
+    ):
+        run_task(task(closure="model"), model=ScriptedModel([]), work_dir=tmp_path)  # type: ignore[call-arg]
+    with pytest.raises(
+        TypeError, match=r"^arun_task\(\) got an unexpected keyword argument 'modle'"
+    ):
+        asyncio.run(arun_task(task(closure="model"), modle=ScriptedModel([])))  # type: ignore[call-arg]

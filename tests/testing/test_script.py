@@ -546,6 +546,26 @@ BASE: dict[str, Any] = {"prompt": "p", "tools": {"search": {"returns": []}}}
             "s.yaml: expect.steps: unknown key",
         ),
         ("just a string", "s.yaml: expected a mapping, got a string"),
+        (
+            {**BASE, "turns": [{"http_error": 600}]},
+            "s.yaml: turns[0].http_error: expected an integer <= 599, got 600",
+        ),
+        (
+            {**BASE, "turns": [{"text": None}]},
+            "s.yaml: turns[0].text: expected a string, got null",
+        ),
+        (
+            {**BASE, "turns": [{"http_error": 429, "retry_after": float("inf")}]},
+            "s.yaml: turns[0].retry_after: expected a finite number, got a number (inf)",
+        ),
+        (
+            {**BASE, "tools": {"": {"returns": 1}}, "turns": [{"text": "x"}]},
+            "s.yaml: tools: a tool name must be a non-empty string, got a string ('')",
+        ),
+        (
+            {**BASE, "turns": [{"text": "x"}], "finish_tool": None},
+            "s.yaml: finish_tool: expected a mapping, got null",
+        ),
     ],
 )
 def test_errors_name_the_file_and_the_field(data: Any, message: str) -> None:

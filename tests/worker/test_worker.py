@@ -66,8 +66,7 @@ def test_each_turn_is_journaled_before_its_tools_run(store: SqlStore, effect_log
     assert outcome is not None and outcome.status == "done"
     assert seen == [["tool_use"]]
     assert spy.writes == [
-        ("journal", 1),  # the prompt and turn 1, before its tool runs
-        ("begin", "t:1:0"),
+        ("journal+begin", (1, "t:1:0")),  # the prompt and turn 1 with the begin of its effect
         ("record", "t:1:0"),
         ("journal", 2),  # step 1's messages and evidence, and turn 2: one write per model call
         ("finish", "done"),  # with what the last step appended

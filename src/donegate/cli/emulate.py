@@ -138,7 +138,14 @@ _host = click.option("--host", default="127.0.0.1", show_default=True, help="Int
 _port = click.option(
     "--port", default=8765, show_default=True, type=PORT, help="Port (0: a free one)."
 )
-_log = click.option("--log", "log", default=None, help="Append every request as JSON lines.")
+_log = click.option(
+    "--log",
+    "log",
+    default=None,
+    metavar="PATH",
+    help="Write the full request log to PATH as JSON lines, bodies included and secrets "
+    "redacted (in memory each body is kept once, as bytes, spilled to a temporary file).",
+)
 _redact = click.option(
     "--redact", multiple=True, metavar="REGEX", help="Another secret pattern to redact."
 )

@@ -38,12 +38,12 @@ from typing import Any, Literal
 
 import pydantic
 
+from donegate.codec import messages_to_json
 from donegate.errors import UserError
 from donegate.harness.checks import CheckResult, run_check
 from donegate.harness.evidence import (
     Evidence,
     digest_text,
-    plain_data,
     record_digest,
     transcript_digest,
 )
@@ -196,7 +196,7 @@ def write_certificate(
     """
     body = dict(cert)
     body["evidence"] = {**cert["evidence"], "data": [r.as_data() for r in evidence.records]}
-    body["transcript"] = {**cert["transcript"], "data": plain_data(list(transcript))}
+    body["transcript"] = {**cert["transcript"], "data": messages_to_json(transcript)}
     return _write_signed(body, directory)
 
 

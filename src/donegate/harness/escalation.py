@@ -17,8 +17,9 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from donegate.codec import messages_to_json
 from donegate.harness.checks import CheckResult
-from donegate.harness.evidence import EvidenceRecord, plain_data
+from donegate.harness.evidence import EvidenceRecord
 from donegate.harness.gate import GateRound
 
 __all__ = [
@@ -118,7 +119,7 @@ def build_report(
         "state": {
             "checklist": [dict(i) for i in checklist],
             "checks": [check_data(c) for c in checks],
-            "transcript": plain_data(transcript),
+            "transcript": messages_to_json(transcript),
             **(dict(extra) if extra else {}),
         },
     }

@@ -16,10 +16,12 @@ import json
 import threading
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
+from donegate.codec import messages_to_json, to_data
 from donegate.events import Event, ModelCalled, ToolCalled
+from donegate.results import ToolCallRecord
 
 __all__ = [
     "EVIDENCE_OUTPUT_CAP",
@@ -47,29 +49,16 @@ def _canonical(value: Any) -> str:
 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class EvidenceRecord:
-    """One answered tool call, as the harness saw it."""
+    """One answered tool call as the harness keeps it: the loop's `ToolCallRecord`, numbered,
+    its output capped, and digested for certificates."""
 
     index: int
     """0-based position in the run's evidence."""
-    step: int
-    """The model call that asked for it."""
-    tool: str
-    """The tool name."""
-    call_id: str
-    """The model's call id."""
-    arguments: Mapping[str, Any] = field(default_factory=dict)
-    """The parsed arguments (empty when they did not parse)."""
-    arguments_raw: str = ""
-    """The arguments exactly as the model sent them."""
+    record: ToolCallRecord
+    """The call as the loop answered it (the one record of it; the fields below read it)."""
     output: str = ""
     """The raw output the tool returned (what the model was shown), cut to its head and tail
     when longer than `EVIDENCE_OUTPUT_CAP` bytes."""
-    is_error: bool = False
-    """True when the tool failed or the call was rejected."""
-    executed: bool = True
-    """False when the harness answered without running the tool (limits, replays)."""
-    idempotency_key: str | None = None
-    """The key a side-effecting call ran under."""
     at: float = 0.0
     """Unix time the harness recorded it."""
     output_digest: str = ""
@@ -78,6 +67,69 @@ class EvidenceRecord:
     """The whole output's size in UTF-8 bytes."""
     digest: str = ""
     """SHA-256 hex of the record's canonical JSON (tool, arguments, output, flags, key)."""
+
+    @classmethod
+    def of(cls, record: ToolCallRecord, *, index: int, at: float) -> EvidenceRecord:
+        """The harness's entry for `record`: its output capped, whole-output and record digests."""
+        content = record.result.content
+        whole = content.encode("utf-8", errors="replace")
+        output = cap_output(content)
+        return cls(
+            index=index,
+            record=record,
+            output=output,
+            at=at,
+            output_digest=hashlib.sha256(whole).hexdigest(),
+            output_bytes=len(whole),
+            digest=record_digest(
+                tool=record.call.name,
+                arguments_raw=record.call.arguments_raw,
+                output=output,
+                is_error=record.result.is_error,
+                executed=record.executed,
+                idempotency_key=record.idempotency_key,
+            ),
+        )
+
+    @property
+    def step(self) -> int:
+        """The model call that asked for it."""
+        return self.record.step
+
+    @property
+    def tool(self) -> str:
+        """The tool name."""
+        return self.record.call.name
+
+    @property
+    def call_id(self) -> str:
+        """The model's call id."""
+        return self.record.call.id
+
+    @property
+    def arguments(self) -> Mapping[str, Any]:
+        """The parsed arguments (empty when they did not parse)."""
+        return dict(self.record.call.arguments or {})
+
+    @property
+    def arguments_raw(self) -> str:
+        """The arguments exactly as the model sent them."""
+        return self.record.call.arguments_raw
+
+    @property
+    def is_error(self) -> bool:
+        """True when the tool failed or the call was rejected."""
+        return self.record.result.is_error
+
+    @property
+    def executed(self) -> bool:
+        """False when the harness answered without running the tool (limits, replays)."""
+        return self.record.executed
+
+    @property
+    def idempotency_key(self) -> str | None:
+        """The key a side-effecting call ran under."""
+        return self.record.idempotency_key
 
     def as_data(self) -> dict[str, Any]:
         """The record as plain JSON-ready values."""
@@ -159,37 +211,13 @@ class Evidence:
         elif isinstance(event, ToolCalled):
             self.add(event)
 
-    def add(self, event: ToolCalled) -> EvidenceRecord:
-        """Record one answered call."""
-        call, result = event.call, event.result
-        whole = result.content.encode("utf-8", errors="replace")
-        output = cap_output(result.content)
+    def add(self, event: ToolCalled | ToolCallRecord) -> EvidenceRecord:
+        """Record one answered call (the event's record)."""
+        record = event.record if isinstance(event, ToolCalled) else event
         with self._lock:
-            record = EvidenceRecord(
-                index=len(self._records),
-                step=event.step,
-                tool=call.name,
-                call_id=call.id,
-                arguments=dict(call.arguments or {}),
-                arguments_raw=call.arguments_raw,
-                output=output,
-                is_error=result.is_error,
-                executed=event.executed,
-                idempotency_key=event.idempotency_key,
-                at=time.time(),
-                output_digest=hashlib.sha256(whole).hexdigest(),
-                output_bytes=len(whole),
-                digest=record_digest(
-                    tool=call.name,
-                    arguments_raw=call.arguments_raw,
-                    output=output,
-                    is_error=result.is_error,
-                    executed=event.executed,
-                    idempotency_key=event.idempotency_key,
-                ),
-            )
-            self._records.append(record)
-        return record
+            entry = EvidenceRecord.of(record, index=len(self._records), at=time.time())
+            self._records.append(entry)
+        return entry
 
     @property
     def records(self) -> tuple[EvidenceRecord, ...]:
@@ -225,17 +253,10 @@ class Evidence:
 
 
 def transcript_digest(messages: Sequence[Any]) -> str:
-    """SHA-256 of a transcript's canonical JSON (dataclass messages rendered field by field)."""
-    return digest_text(_canonical(plain_data(list(messages))))
+    """SHA-256 of a transcript's canonical JSON (messages through `donegate.codec`; entries that
+    are JSON data already, as a certificate embeds them, digested as they are)."""
+    return digest_text(_canonical(messages_to_json(list(messages))))
 
 
-def plain_data(value: Any) -> Any:
-    """Dataclasses, mappings and sequences as JSON-ready values (what a sidecar file holds)."""
-    fields = getattr(type(value), "__dataclass_fields__", None)
-    if fields is not None:
-        return {name: plain_data(getattr(value, name)) for name in fields}
-    if isinstance(value, Mapping):
-        return {str(k): plain_data(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [plain_data(v) for v in value]
-    return value
+plain_data = to_data
+"""Old name of `donegate.codec.to_data` (the one JSON codec), kept for importers."""

@@ -35,7 +35,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from donegate.errors import UserError
+from donegate.errors import ProtectError
 
 if TYPE_CHECKING:
     from donegate.harness.spec import TaskSpec
@@ -67,10 +67,6 @@ MAX_PROTECTED_FILES = 100_000
 _CHUNK = 1 << 20
 _CACHE = "__pycache__"
 _PYTEST = re.compile(r"(?<![\w.-])(?:py\.test|pytest)(?![\w-])")
-
-
-class ProtectError(UserError):
-    """Protected files could not be digested (too many, or a bad pattern); the gate blocks."""
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)

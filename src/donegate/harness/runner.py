@@ -23,7 +23,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, TypedDict, Unpack
 
 from donegate.config import data_dir
 from donegate.errors import UserError
@@ -41,10 +41,18 @@ from donegate.harness.verifier import Verifier
 from donegate.loop import Policies, RunResult, Status
 from donegate.models.base import Model, ModelSettings
 from donegate.models.infer import infer_model
-from donegate.run import arun, run
+from donegate.results import TaskOutcome
+from donegate.run import RunOptions, arun, run
 from donegate.tools import EffectLedger, Tool
 
-__all__ = ["COMPLETION_TOOL", "TaskResult", "arun_task", "run_task"]
+__all__ = [
+    "COMPLETION_TOOL",
+    "TaskOptions",
+    "TaskResult",
+    "arun_task",
+    "run_task",
+    "side_effect_tools",
+]
 
 COMPLETION_TOOL = "task_complete"
 """The completion tool offered by default; calling it is a claim the gate re-checks."""
@@ -62,7 +70,7 @@ _IDEMPOTENT = frozenset({"write_file"})  # writing the same content again change
 class TaskResult:
     """How a task ended, with everything needed to trust or review it."""
 
-    status: Literal["done", "awaiting_review", "escalated", "failed"]
+    status: TaskOutcome
     """``done``: every gate passed; ``awaiting_review``: so did the claim, and a person must
     approve it (``closure: human``); ``escalated``: a human must look; ``failed``: the loop
     broke."""
@@ -134,118 +142,88 @@ class _Prepared:
     started: float = field(default_factory=time.time)
 
 
-def run_task(
-    spec: TaskSpec,
-    *,
-    model: Model | str | None = None,
-    verifier_model: Model | str | None = None,
-    workdir: str | Path | None = None,
-    ledger: EffectLedger | None = None,
-    events: EventSink | None = None,
-    output_dir: str | Path | None = None,
-    completion_tool: str | None = COMPLETION_TOOL,
-    check_timeout: float = 120.0,
-    settings: ModelSettings | None = None,
-    policies: Policies | None = None,
-    on_round: Callable[[GateRound], None] | None = None,
-    task_file: str | Path | None = None,
-    on_check: CheckWatcher | None = None,
-) -> TaskResult:
+class TaskOptions(TypedDict, total=False):
+    """The keyword options `run_task` and `arun_task` share (written once, checked by mypy)."""
+
+    model: Model | str | None
+    """The worker model; default: the task's ``model`` (``provider:name``; a ``script:FILE``
+    must be loaded by the caller and passed as a `Model`)."""
+    verifier_model: Model | str | None
+    """The verifier model; default: the task's ``verifier``."""
+    workdir: str | Path | None
+    """The agent's working directory; default: the task's ``workdir``, else the cwd."""
+    ledger: EffectLedger | None
+    """Journal of side-effecting calls; recorded results are never re-executed."""
+    events: EventSink | None
+    """Receives every run event (after the harness's own evidence and checklist)."""
+    output_dir: str | Path | None
+    """Where certificates and reports go; default: donegate's data directory."""
+    completion_tool: str | None
+    """The completion tool's name (default ``task_complete``); None: a text-only end claims."""
+    check_timeout: float
+    """Seconds each check may run (default 120)."""
+    settings: ModelSettings | None
+    """Generation settings."""
+    policies: Policies | None
+    """What the loop does with each non-final ending."""
+    on_round: Callable[[GateRound], None] | None
+    """Sees every gate judgement."""
+    task_file: str | Path | None
+    """The file `spec` came from; protected when it sits inside the workdir."""
+    on_check: CheckWatcher | None
+    """Entered around each check while it runs (live progress)."""
+
+
+def run_task(spec: TaskSpec, **options: Unpack[TaskOptions]) -> TaskResult:
     """Run `spec` to ``done``, ``awaiting_review``, ``escalated`` or ``failed``.
 
-    `model` and `verifier_model` default to the task's ``model`` and ``verifier``
-    (``provider:name``; a ``script:FILE`` must be loaded by the caller and passed as a `Model`).
-    Certificates and reports go under `output_dir`, else ``$DONEGATE_HOME`` (``~/.donegate``).
-    `on_round` sees every gate judgement and `on_check` is entered around each check while it
-    runs (live progress). `task_file`, the file `spec` came
-    from, is protected when it sits inside the workdir.
+    Certificates and reports go under ``output_dir``, else the data directory
+    (``$DONEGATE_HOME``, default ``~/.donegate``). Options: `TaskOptions`.
     """
-    p = _prepare(
-        spec, model=model, verifier_model=verifier_model, workdir=workdir, events=events,
-        output_dir=output_dir, completion_tool=completion_tool, check_timeout=check_timeout,
-        on_round=on_round, task_file=task_file, on_check=on_check,
-    )  # fmt: skip
-    result = run(
-        spec.prompt,
-        model=p.model,
-        tools=p.tools,
-        system=p.system,
-        max_steps=spec.max_steps,
-        settings=settings,
-        finish_tool=_COMPLETION_SCHEMA if completion_tool else None,
-        finish_tool_name=completion_tool or "submit_answer",
-        policies=policies,
-        run_id=spec.id,
-        ledger=ledger,
-        gate=p.gate,
-        events=p.sink,
-    )
-    return _finish(p, result)
+    p = _prepare(spec, options, "run_task")
+    return _finish(p, run(spec.prompt, model=p.model, **_loop_options(p, options)))
 
 
-async def arun_task(
-    spec: TaskSpec,
-    *,
-    model: Model | str | None = None,
-    verifier_model: Model | str | None = None,
-    workdir: str | Path | None = None,
-    ledger: EffectLedger | None = None,
-    events: EventSink | None = None,
-    output_dir: str | Path | None = None,
-    completion_tool: str | None = COMPLETION_TOOL,
-    check_timeout: float = 120.0,
-    settings: ModelSettings | None = None,
-    policies: Policies | None = None,
-    on_round: Callable[[GateRound], None] | None = None,
-    task_file: str | Path | None = None,
-    on_check: CheckWatcher | None = None,
-) -> TaskResult:
+async def arun_task(spec: TaskSpec, **options: Unpack[TaskOptions]) -> TaskResult:
     """The async `run_task` (the gate's checks and verifier run on a thread)."""
-    p = _prepare(
-        spec, model=model, verifier_model=verifier_model, workdir=workdir, events=events,
-        output_dir=output_dir, completion_tool=completion_tool, check_timeout=check_timeout,
-        on_round=on_round, task_file=task_file, on_check=on_check,
-    )  # fmt: skip
-    result = await arun(
-        spec.prompt,
-        model=p.model,
+    p = _prepare(spec, options, "arun_task")
+    return _finish(p, await arun(spec.prompt, model=p.model, **_loop_options(p, options)))
+
+
+def _loop_options(p: _Prepared, options: TaskOptions) -> RunOptions:
+    """What the agent loop is run with: the task's tools, limits and gate."""
+    completion_tool = p.completion_tool
+    return RunOptions(
         tools=p.tools,
         system=p.system,
-        max_steps=spec.max_steps,
-        settings=settings,
+        max_steps=p.spec.max_steps,
+        settings=options.get("settings"),
         finish_tool=_COMPLETION_SCHEMA if completion_tool else None,
         finish_tool_name=completion_tool or "submit_answer",
-        policies=policies,
-        run_id=spec.id,
-        ledger=ledger,
+        policies=options.get("policies"),
+        run_id=p.spec.id,
+        ledger=options.get("ledger"),
         gate=p.gate,
         events=p.sink,
     )
-    return _finish(p, result)
 
 
-def _prepare(
-    spec: TaskSpec,
-    *,
-    model: Model | str | None,
-    verifier_model: Model | str | None,
-    workdir: str | Path | None,
-    events: EventSink | None,
-    output_dir: str | Path | None,
-    completion_tool: str | None,
-    check_timeout: float,
-    on_round: Callable[[GateRound], None] | None,
-    task_file: str | Path | None = None,
-    on_check: CheckWatcher | None = None,
-) -> _Prepared:
+def _prepare(spec: TaskSpec, options: TaskOptions, caller: str) -> _Prepared:
+    unknown = sorted(set(options) - set(TaskOptions.__annotations__))
+    if unknown:  # what Python says of an unknown keyword, kept now that options are a dict
+        raise TypeError(f"{caller}() got an unexpected keyword argument {unknown[0]!r}")
+    model, workdir = options.get("model"), options.get("workdir")
+    completion_tool = options.get("completion_tool", COMPLETION_TOOL)
     root = Path(workdir if workdir is not None else spec.workdir or Path.cwd()).resolve()
     if not root.is_dir():
         raise UserError(f"{spec.id}: workdir is not a directory: {root}")
+    output_dir = options.get("output_dir")
     out = Path(output_dir) if output_dir else data_dir()
-    patterns, pinned = task_patterns(spec, root, task_file=task_file)
+    patterns, pinned = task_patterns(spec, root, task_file=options.get("task_file"))
     protected = take_manifest(root, patterns, pinned=pinned)
     worker = _resolve(model if model is not None else spec.model, "model", spec.id)
-    judge = verifier_model if verifier_model is not None else spec.verifier
+    judge = options.get("verifier_model")
+    judge = judge if judge is not None else spec.verifier
     verifier = Verifier(_resolve(judge, "verifier", spec.id)) if judge is not None else None
     checklist = Checklist(spec.checklist)
     evidence = Evidence()
@@ -260,10 +238,10 @@ def _prepare(
         verifier=verifier,
         completion_condition=spec.completion_condition,
         max_continuations=spec.max_continuations,
-        check_timeout=check_timeout,
-        on_round=on_round,
+        check_timeout=options.get("check_timeout", 120.0),
+        on_round=options.get("on_round"),
         protected=protected,
-        on_check=on_check,
+        on_check=options.get("on_check"),
     )
     return _Prepared(
         spec=spec,
@@ -276,7 +254,7 @@ def _prepare(
         evidence=evidence,
         protected=protected,
         gate=gate,
-        sink=fan_out(evidence, checklist, events),
+        sink=fan_out(evidence, checklist, options.get("events")),
         system=_system(spec, checklist, completion_tool, protected),
         completion_tool=completion_tool,
     )
@@ -321,6 +299,15 @@ def build_tools(
                 )
             )
     return tools
+
+
+def side_effect_tools(spec: TaskSpec) -> frozenset[str]:
+    """Names of `spec`'s tools that get idempotency keys (their calls go through the ledger)."""
+    return frozenset(
+        ref.tool_name if isinstance(ref, ImportTool) else ref
+        for ref in spec.tools
+        if (ref.side_effect if isinstance(ref, ImportTool) else _SIDE_EFFECTS.get(ref, False))
+    )
 
 
 def _import_tool(ref: ImportTool, root: Path) -> Tool:

@@ -5,7 +5,7 @@ A task comes from a YAML or JSON file (`load_task`) or is built in Python (`Task
 task file is an error naming the file and the field rather than a check that silently never runs.
 
 In a file, each check is a mapping with exactly one kind key, plus optional ``name`` and
-``timeout``::
+``timeout`` (the check models are in `donegate.harness.spec_checks`, re-exported here)::
 
     checks:
       - run: pytest -q
@@ -19,18 +19,13 @@ In a file, each check is a mapping with exactly one kind key, plus optional ``na
 from __future__ import annotations
 
 import re
-import shlex
 from pathlib import Path
-from typing import Annotated, Any, ClassVar, Literal, TypeAlias, get_args
+from typing import Annotated, Any, Literal, TypeAlias, get_args
 
-import jsonschema
 from pydantic import (
     AfterValidator,
-    BaseModel,
-    ConfigDict,
     Discriminator,
     Field,
-    PrivateAttr,
     Tag,
     ValidationError,
     field_validator,
@@ -38,8 +33,30 @@ from pydantic import (
 )
 
 from donegate._files import load_data
-from donegate.errors import UserError
+from donegate.errors import TaskSpecError
 from donegate.harness.protect import check_pattern
+from donegate.harness.spec_checks import (
+    CHECK_KINDS,
+    CheckSpec,
+    FileContains,
+    FileContainsCheck,
+    FileExistsCheck,
+    FileMatches,
+    FileMatchesCheck,
+    Http,
+    HttpCheck,
+    HttpUrl,
+    ImportPath,
+    JsonSchema,
+    JsonSchemaCheck,
+    PythonCheck,
+    RunCheck,
+    SpecModel,
+    Sql,
+    SqlCheck,
+    keyed_union,
+    shaped,
+)
 
 __all__ = [
     "BUILTIN_TOOLS",
@@ -79,28 +96,6 @@ BuiltinTool: TypeAlias = Literal[
 BUILTIN_TOOLS: tuple[BuiltinTool, ...] = get_args(BuiltinTool)
 """Tools the harness provides by name; a task that lists no tools gets all of them."""
 
-CHECK_KINDS = (
-    "run",
-    "file_exists",
-    "file_contains",
-    "file_matches",
-    "json_schema",
-    "sql",
-    "http",
-    "python",
-)
-"""The key that names each built-in check kind in a task file."""
-
-
-def _shaped(pattern: str, expected: str) -> AfterValidator:
-    def check(value: str) -> str:
-        if not re.fullmatch(pattern, value):
-            raise ValueError(f"expected {expected}, got {value!r}")
-        return value
-
-    return AfterValidator(check)
-
-
 TASK_ID = re.compile(r"[A-Za-z0-9._-]{1,128}")
 """What a task id may be: it names files and keys, so it is short and needs no quoting."""
 
@@ -125,260 +120,10 @@ def _task_id(value: str) -> str:
 
 
 TaskId = Annotated[str, Field(min_length=1), AfterValidator(_task_id)]
-ImportPath = Annotated[str, _shaped(r"[A-Za-z_][\w.]*:[A-Za-z_]\w*", "'package.module:function'")]
-ModelName = Annotated[str, _shaped(r"[\w.-]+:.+", "'provider:model' or 'script:FILE'")]
-HttpUrl = Annotated[str, _shaped(r"https?://.+", "an http:// or https:// url")]
+ModelName = Annotated[str, shaped(r"[\w.-]+:.+", "'provider:model' or 'script:FILE'")]
 
 
-class TaskSpecError(UserError):
-    """A task file or task dict is invalid; the message names the file and the field.
-
-    For example ``task.yaml: checks[1].file_contains.path: field required``.
-    """
-
-    def __init__(self, message: str, *, source: str | None = None, field: str | None = None):
-        self.field = field
-        """The field at fault (``checks[1].file_contains.path``), when one is."""
-        where = ": ".join(p for p in (source, field) if p)
-        super().__init__(f"{where}: {message}" if where else message)
-        self.source = source
-        self.field = field
-
-
-class _Strict(BaseModel):
-    # nan and inf are no timeout, count or status anyone means: refuse them in every field
-    model_config = ConfigDict(
-        frozen=True, extra="forbid", populate_by_name=True, allow_inf_nan=False
-    )
-
-
-class _Check(_Strict):
-    """Fields every check shares."""
-
-    kind: ClassVar[str]
-    name: str = ""
-    """A stable name for reports and certificates; derived from the check when empty."""
-    timeout: float | None = Field(default=None, gt=0)
-    """Seconds before the check fails as timed out; the runner's default when unset."""
-
-    def _derived_name(self) -> str:
-        raise NotImplementedError
-
-    @model_validator(mode="after")
-    def _fill_name(self) -> _Check:
-        if not self.name:
-            # Frozen model: bypass the guard once, while the instance is being built.
-            object.__setattr__(self, "name", self._derived_name())
-        return self
-
-
-class RunCheck(_Check):
-    """Run a command (no shell) in the workdir; passes on exit code 0."""
-
-    kind: ClassVar[str] = "run"
-    run: str | list[str]
-    """A command line (split like a POSIX shell, but never run by one) or an argv list."""
-
-    @field_validator("run")
-    @classmethod
-    def _parses(cls, value: str | list[str]) -> str | list[str]:
-        argv = shlex.split(value) if isinstance(value, str) else value
-        if not argv:
-            raise ValueError("the command is empty")
-        return value
-
-    @property
-    def argv(self) -> list[str]:
-        """The command as an argument vector."""
-        return shlex.split(self.run) if isinstance(self.run, str) else list(self.run)
-
-    def _derived_name(self) -> str:
-        return f"run: {self.run if isinstance(self.run, str) else shlex.join(self.run)}"
-
-
-class FileExistsCheck(_Check):
-    """Passes when the path (file or directory) exists inside the workdir."""
-
-    kind: ClassVar[str] = "file_exists"
-    file_exists: str = Field(min_length=1)
-    """The path, relative to the workdir (a path outside it fails the check)."""
-
-    def _derived_name(self) -> str:
-        return f"file_exists: {self.file_exists}"
-
-
-class FileContains(_Strict):
-    """Arguments of a `FileContainsCheck`."""
-
-    path: str = Field(min_length=1)
-    """The file, relative to the workdir."""
-    text: str = Field(min_length=1)
-    """Literal text the file must contain."""
-
-
-class FileContainsCheck(_Check):
-    """Passes when the file contains the text."""
-
-    kind: ClassVar[str] = "file_contains"
-    file_contains: FileContains
-    """The file and the text."""
-
-    def _derived_name(self) -> str:
-        return f"file_contains: {self.file_contains.path} has {self.file_contains.text!r}"
-
-
-class FileMatches(_Strict):
-    """Arguments of a `FileMatchesCheck`."""
-
-    path: str = Field(min_length=1)
-    """The file, relative to the workdir."""
-    regex: str = Field(min_length=1)
-    """A Python regular expression, searched in multiline mode."""
-
-    @field_validator("regex")
-    @classmethod
-    def _compiles(cls, value: str) -> str:
-        try:
-            re.compile(value)
-        except re.error as exc:
-            raise ValueError(f"invalid regular expression: {exc}") from None
-        return value
-
-
-class FileMatchesCheck(_Check):
-    """Passes when the regex matches somewhere in the file."""
-
-    kind: ClassVar[str] = "file_matches"
-    file_matches: FileMatches
-    """The file and the regular expression."""
-
-    def _derived_name(self) -> str:
-        return f"file_matches: {self.file_matches.path} ~ {self.file_matches.regex!r}"
-
-
-class JsonSchema(_Strict):
-    """Arguments of a `JsonSchemaCheck`."""
-
-    path: str = Field(min_length=1)
-    """The JSON file, relative to the workdir."""
-    schema_: dict[str, Any] = Field(alias="schema")
-    """An inline JSON Schema (draft 2020-12)."""
-
-    @field_validator("schema_")
-    @classmethod
-    def _supported(cls, value: dict[str, Any]) -> dict[str, Any]:
-        _check_schema(value, "")
-        return value
-
-
-class JsonSchemaCheck(_Check):
-    """Passes when the file is JSON that matches the schema."""
-
-    kind: ClassVar[str] = "json_schema"
-    json_schema: JsonSchema
-    """The file and the schema."""
-
-    def _derived_name(self) -> str:
-        return f"json_schema: {self.json_schema.path}"
-
-
-class Sql(_Strict):
-    """Arguments of a `SqlCheck`."""
-
-    url: str = Field(min_length=1)
-    """A SQLAlchemy URL; a relative sqlite path resolves against the workdir."""
-    query: str = Field(min_length=1)
-    """A query that must return at least one row."""
-
-
-class SqlCheck(_Check):
-    """Passes when the query returns at least one row."""
-
-    kind: ClassVar[str] = "sql"
-    sql: Sql
-    """The database and the query."""
-
-    def _derived_name(self) -> str:
-        return f"sql: {self.sql.query}"
-
-
-class Http(_Strict):
-    """Arguments of an `HttpCheck`."""
-
-    url: HttpUrl
-    """The url to GET (``http://`` or ``https://``)."""
-    status: int = Field(default=200, ge=100, le=599)
-    """The expected status of a GET (redirects are followed)."""
-
-
-class HttpCheck(_Check):
-    """Passes when a GET of the url answers with the expected status."""
-
-    kind: ClassVar[str] = "http"
-    http: Http
-    """The url and the expected status."""
-
-    def _derived_name(self) -> str:
-        return f"http: {self.http.url}"
-
-
-class PythonCheck(_Check):
-    """Calls ``module:function(workdir)``, which returns a bool or ``(bool, detail)``.
-
-    It runs in a child interpreter that imports from the task's ``check_path`` (bound here by
-    `TaskSpec`), never from the workdir; see `donegate.harness.checks`.
-    """
-
-    kind: ClassVar[str] = "python"
-    python: ImportPath
-    """``package.module:function``, imported from the task's ``check_path``."""
-    _search_path: tuple[str, ...] | None = PrivateAttr(default=None)
-    # Where the module is imported from, set from TaskSpec.check_path; not part of the spec.
-
-    def _derived_name(self) -> str:
-        return f"python: {self.python}"
-
-    @property
-    def search_path(self) -> tuple[str, ...] | None:
-        """The folders the module is imported from; None when no task bound any."""
-        return self._search_path
-
-    def __eq__(self, other: object) -> bool:
-        # The same check wherever it imports from: a certificate's copy equals the task's.
-        if not isinstance(other, PythonCheck):
-            return NotImplemented
-        return self.__dict__ == other.__dict__
-
-    def __hash__(self) -> int:
-        return hash((self.python, self.name, self.timeout))
-
-
-def _check_tag(value: Any) -> str | None:
-    if isinstance(value, _Check):
-        return f"check:{value.kind}"
-    found = [k for k in CHECK_KINDS if k in value] if isinstance(value, dict) else []
-    return f"check:{found[0]}" if len(found) == 1 else None
-
-
-CheckSpec: TypeAlias = Annotated[
-    Annotated[RunCheck, Tag("check:run")]
-    | Annotated[FileExistsCheck, Tag("check:file_exists")]
-    | Annotated[FileContainsCheck, Tag("check:file_contains")]
-    | Annotated[FileMatchesCheck, Tag("check:file_matches")]
-    | Annotated[JsonSchemaCheck, Tag("check:json_schema")]
-    | Annotated[SqlCheck, Tag("check:sql")]
-    | Annotated[HttpCheck, Tag("check:http")]
-    | Annotated[PythonCheck, Tag("check:python")],
-    Discriminator(
-        _check_tag,
-        custom_error_type="check_kind",
-        custom_error_message=f"a check is a mapping with exactly one of: {', '.join(CHECK_KINDS)}",
-    ),
-]
-"""One acceptance check; the harness runs it against the world, never against model text."""
-
-
-class ImportTool(_Strict):
+class ImportTool(SpecModel):
     """A user tool imported by path; ``side_effect`` tools get idempotency keys."""
 
     import_path: ImportPath = Field(validation_alias="import", serialization_alias="import")
@@ -404,7 +149,7 @@ _TAGS = {f"check:{k}" for k in CHECK_KINDS} | {"tool:builtin", "tool:import"}
 _TAGS |= {"notify:webhook", "notify:command"}
 
 
-class Webhook(_Strict):
+class Webhook(SpecModel):
     """Where a webhook notification is POSTed, and extra headers (an auth token, say)."""
 
     url: HttpUrl
@@ -413,14 +158,14 @@ class Webhook(_Strict):
     """Extra request headers (an auth token, say); never shown to the model."""
 
 
-class WebhookTarget(_Strict):
+class WebhookTarget(SpecModel):
     """``{webhook: {url, headers}}``: POST the outcome as JSON with an ``Idempotency-Key``."""
 
     webhook: Webhook
     """Where to POST and with which headers."""
 
 
-class CommandTarget(_Strict):
+class CommandTarget(SpecModel):
     """``{command: [argv...]}``: run a program with the outcome on stdin and
     ``DONEGATE_IDEMPOTENCY_KEY`` set; ``{task_id}``, ``{status}``, ``{idempotency_key}``,
     ``{certificate}`` and ``{report}`` (JSON text) in an argument are replaced (never through a
@@ -430,26 +175,15 @@ class CommandTarget(_Strict):
     """The program and its arguments (an argv list, never a shell line)."""
 
 
-def _notify_tag(value: Any) -> str | None:
-    if isinstance(value, WebhookTarget | CommandTarget):
-        return "notify:webhook" if isinstance(value, WebhookTarget) else "notify:command"
-    found = [k for k in ("webhook", "command") if k in value] if isinstance(value, dict) else []
-    return f"notify:{found[0]}" if len(found) == 1 else None
-
-
 NotifyTarget: TypeAlias = Annotated[
     Annotated[WebhookTarget, Tag("notify:webhook")]
     | Annotated[CommandTarget, Tag("notify:command")],
-    Discriminator(
-        _notify_tag,
-        custom_error_type="notify_kind",
-        custom_error_message="a notify target is a mapping with exactly one of: webhook, command",
-    ),
+    keyed_union("notify", ("webhook", "command"), "notify target"),
 ]
 """One place a task's final outcome is sent (through the worker's outbox)."""
 
 
-class TaskSpec(_Strict):
+class TaskSpec(SpecModel):
     """One task: the prompt, how its completion is decided, and what the agent may use."""
 
     id: TaskId
@@ -534,7 +268,8 @@ class TaskSpec(_Strict):
     @model_validator(mode="after")
     def _bind_check_path(self) -> TaskSpec:
         if self.check_path:
-            bound = [_bind(c, tuple(self.check_path)) for c in self.checks]
+            path = tuple(self.check_path)
+            bound = [c.bound(path) if isinstance(c, PythonCheck) else c for c in self.checks]
             object.__setattr__(self, "checks", bound)  # frozen: set once, while being built
         return self
 
@@ -557,15 +292,6 @@ class TaskSpec(_Strict):
                 raise ValueError(f"tools[{i}]: duplicate tool name {name!r}")
             seen.add(name)
         return tools
-
-
-def _bind(check: CheckSpec, path: tuple[str, ...]) -> CheckSpec:
-    """A copy of a python check that imports from `path` (a copy: specs may share checks)."""
-    if not isinstance(check, PythonCheck):
-        return check
-    copy = check.model_copy()
-    copy._search_path = path
-    return copy
 
 
 def load_task(path: str | Path) -> TaskSpec:
@@ -641,14 +367,3 @@ def _format_loc(loc: tuple[int | str, ...]) -> str:
         elif part not in _TAGS:
             out += f".{part}" if out else part
     return out
-
-
-def _check_schema(schema: Any, where: str) -> None:
-    """Reject a schema that is not valid JSON Schema (draft 2020-12), naming the problem."""
-    try:
-        jsonschema.Draft202012Validator.check_schema(schema)
-    except jsonschema.SchemaError as exc:
-        path = ".".join(str(p) for p in exc.absolute_path)
-        raise ValueError(
-            f"not a valid JSON Schema at {path or where or '$'}: {exc.message}"
-        ) from None

@@ -5,13 +5,14 @@ lease), bump its lease epoch, open a run row. On SQLite the transaction starts w
 IMMEDIATE``, so two claimers never read the same candidate; on PostgreSQL candidates are
 selected ``FOR UPDATE SKIP LOCKED``, so concurrent claimers take different rows. The bumped epoch
 is the fencing token every later write is checked against (`donegate.store._journal.fence`).
+Pending tasks are found through two partial indexes (r0006_claim_index), so tasks waiting out a
+backoff cost a claim nothing however many there are: see `_candidate`.
 """
 
 from __future__ import annotations
 
 import math
-import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import sqlalchemy as sa
@@ -22,7 +23,7 @@ from donegate.store._codec import dumps, loads
 from donegate.store._db import Database, patient
 from donegate.store._journal import fence, stop_row
 from donegate.store._outbox import write_notices
-from donegate.store._schema import escalations, runs, tasks
+from donegate.store._schema import BACKOFF, READY, escalations, runs, tasks
 from donegate.store.base import Lease, Outcome
 
 __all__ = ["LeaseMixin"]
@@ -33,10 +34,42 @@ _EXPIRED = sa.and_(tasks.c.status == "running", tasks.c.lease_expires < _NOW)
 _PENDING = sa.and_(
     tasks.c.status == "pending", sa.or_(tasks.c.not_before.is_(None), tasks.c.not_before <= _NOW)
 )
-_OLDEST = [
-    sa.select(tasks).where(w).order_by(tasks.c.created_at).limit(1) for w in (_EXPIRED, _PENDING)
+# Pending tasks are read through partial indexes (r0006_claim_index): the oldest ready one is the
+# first entry of ix_tasks_ready; backed-off ones whose time has come are first moved into it
+# (read through ix_tasks_backoff), so a claim never walks the tasks still waiting out a backoff.
+# SQLite is told which index (``INDEXED BY``: an error, not a scan, if it cannot be used): with
+# no statistics it would walk ix_tasks_status_created through the backed-off rows instead. The
+# two texts say what the Core statements beside them say, which PostgreSQL plans by itself.
+_READY_SQLITE = sa.text(
+    f"SELECT * FROM tasks INDEXED BY ix_tasks_ready WHERE {READY} ORDER BY created_at LIMIT 1"
+)
+_WAKE_SQLITE = sa.text(
+    "UPDATE tasks SET not_before = NULL WHERE id IN (SELECT id FROM tasks INDEXED BY "
+    f"ix_tasks_backoff WHERE {BACKOFF} AND not_before <= :b_now)"
+)
+_OLDEST: list[sa.Executable] = [
+    sa.select(tasks).where(_EXPIRED).order_by(tasks.c.created_at).limit(1),
+    _READY_SQLITE,
 ]
-_OLDEST_SKIP = [q.with_for_update(skip_locked=True) for q in _OLDEST]
+_OLDEST_SKIP: list[sa.Executable] = [
+    sa.select(tasks)
+    .where(w)
+    .order_by(tasks.c.created_at)
+    .limit(1)
+    .with_for_update(skip_locked=True)
+    for w in (_EXPIRED, READY)
+]
+_WAKE_SKIP = (
+    sa.update(tasks)
+    .where(
+        tasks.c.id.in_(
+            sa.select(tasks.c.id)
+            .where(BACKOFF, tasks.c.not_before <= _NOW)
+            .with_for_update(skip_locked=True)
+        )
+    )
+    .values(not_before=None)
+)
 _NAMED = sa.select(tasks).where(tasks.c.id == _B("b_task"), sa.or_(_EXPIRED, _PENDING))
 _NAMED_SKIP = _NAMED.with_for_update(skip_locked=True)
 _LOSE_RUNS = (
@@ -74,12 +107,13 @@ class LeaseMixin:
     """The lease half of `SqlStore`."""
 
     _db: Database
+    clock: Callable[[], float]
 
     @patient
     def claim(self, worker_id: str, lease_s: float) -> Lease | None:
         _check_lease(lease_s)
         while True:
-            now = time.time()
+            now = self.clock()
             with self._db.write() as conn:
                 row = self._candidate(conn, now)
                 if row is None:
@@ -96,7 +130,7 @@ class LeaseMixin:
         whether this worker may run it.
         """
         _check_lease(lease_s)
-        now = time.time()
+        now = self.clock()
         with self._db.write() as conn:
             query = _NAMED if self._db.is_sqlite else _NAMED_SKIP
             row = conn.execute(query, {"b_task": task_id, "b_now": now}).first()
@@ -105,6 +139,9 @@ class LeaseMixin:
             return self._take(conn, row, worker_id, lease_s, now)
 
     def _candidate(self, conn: Connection, now: float) -> Any:
+        # Backed-off tasks whose time has come become ready (each is moved once); the ready
+        # set is then exactly the pending tasks that may run now, oldest first as before.
+        conn.execute(_WAKE_SQLITE if self._db.is_sqlite else _WAKE_SKIP, {"b_now": now})
         for query in _OLDEST if self._db.is_sqlite else _OLDEST_SKIP:
             row = conn.execute(query, {"b_now": now}).first()
             if row is not None:
@@ -164,7 +201,7 @@ class LeaseMixin:
         lost: set[str] = set()
         if not leases:
             return lost
-        now = time.time()
+        now = self.clock()
         with self._db.write() as conn:
             for lease in leases:
                 touched = conn.execute(
@@ -192,7 +229,7 @@ class LeaseMixin:
     ) -> None:
         if not (math.isfinite(delay_s) and delay_s >= 0):
             raise UserError(f"a release delay must be a finite number >= 0, got {delay_s!r}")
-        now = time.time()
+        now = self.clock()
         with self._db.write() as conn:
             fence(conn, lease, now)
             row = conn.execute(sa.select(tasks).where(tasks.c.id == lease.task_id)).one()
@@ -252,7 +289,7 @@ class LeaseMixin:
         tasks untouched for `pending_stale_s` are touched, in one transaction, so concurrent
         reapers never return the same task twice in a row.
         """
-        now = time.time()
+        now = self.clock()
         with self._db.write() as conn:
             query = sa.select(tasks.c.id).where(_expired(now)).limit(500)
             stale = sa.select(tasks.c.id).where(

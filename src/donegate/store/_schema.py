@@ -10,6 +10,8 @@ from __future__ import annotations
 import sqlalchemy as sa
 
 __all__ = [
+    "BACKOFF",
+    "READY",
     "actions",
     "checklists",
     "effects",
@@ -192,6 +194,14 @@ sa.Index("ix_tasks_created", tasks.c.created_at)
 sa.Index("ix_tasks_type_created", tasks.c.type, tasks.c.created_at)
 sa.Index("ix_escalations_status_id", escalations.c.status, escalations.c.id)
 sa.Index("ix_events_type_at", events.c.task_type, events.c.at)
+
+# Indexes claims read through (r0006_claim_index), partial so ended tasks are in neither: the
+# oldest runnable pending task is the first entry of ``ix_tasks_ready``; backed-off tasks wait in
+# ``ix_tasks_backoff`` by time, and a claim reads only those whose time has come.
+READY = sa.text("status = 'pending' AND not_before IS NULL")
+BACKOFF = sa.text("status = 'pending' AND not_before IS NOT NULL")
+sa.Index("ix_tasks_ready", tasks.c.created_at, sqlite_where=READY, postgresql_where=READY)
+sa.Index("ix_tasks_backoff", tasks.c.not_before, sqlite_where=BACKOFF, postgresql_where=BACKOFF)
 
 outbox = sa.Table(
     "outbox",

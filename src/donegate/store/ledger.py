@@ -7,41 +7,85 @@ when the caller asks (``reissue``: its tool honours the key); otherwise `begin` 
 only for the call the key was begun for: another call under the key raises `EffectDivergence`.
 `begin` and `record` are fenced by the lease: a worker that lost its lease gets `LeaseLost`
 before it can start a side effect.
+
+A call costs two writes, not three: `lookup` inserts the key as begun (an existing key is
+learned from the insert's conflict, so there is no separate read), and the `begin` that follows
+it is answered from that; a `journal` (the run's `JournalSink`) lends what it has not written
+yet, the step's turn among them, to ride with that insert in one transaction.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Protocol, TypeVar
 
 from donegate.messages import ToolCall, ToolResult
+from donegate.tools import ensure_same_call
 
 if TYPE_CHECKING:
-    from donegate.store.base import Lease, TaskStore
+    from donegate.store.base import HeldEffect, JournalWrite, Lease
+    from donegate.store.protocols import LedgerStore
 
-__all__ = ["StoreLedger"]
+__all__ = ["Rider", "StoreLedger"]
+
+R = TypeVar("R")
+
+
+class Rider(Protocol):
+    """A run's journal whose unwritten rows may ride with another fenced write."""
+
+    def ride(self, write: Callable[[JournalWrite], R]) -> R:
+        """Call `write` with the rows not yet written (empty: none), then count them written.
+
+        Writes are serialized: a second caller waits until the first one's rows committed.
+        """
+        ...
 
 
 class StoreLedger:
-    """An `EffectLedger` writing to a `TaskStore` under one lease."""
+    """An `EffectLedger` writing to a store (`LedgerStore`) under one lease."""
 
-    def __init__(self, store: TaskStore, lease: Lease) -> None:
+    def __init__(self, store: LedgerStore, lease: Lease, journal: Rider | None = None) -> None:
         self.store = store
         self.lease = lease
+        self.journal = journal
+        """Where the run's unwritten journal rows come from, to ride with a begin."""
         self.replayed: list[str] = []
         """Keys answered from the ledger in this run (telemetry, tests)."""
+        self._opened: dict[str, tuple[ToolCall, HeldEffect | None]] = {}
+        """Keys `lookup` left begun: the call, and what the key held (None: begun by it)."""
 
     def lookup(self, key: str, call: ToolCall) -> ToolResult | None:
-        """The recorded result of `call` under `key`, if it finished."""
-        result = self.store.effect_lookup(key, call)
-        if result is not None:
-            self.replayed.append(key)
-        return result
+        """The recorded result of `call` under `key`, if it finished; else the key is begun.
+
+        The `begin` that follows a None is answered from what this write learned.
+        """
+
+        def write(rows: JournalWrite) -> HeldEffect | None:
+            return self.store.effect_open(self.lease, key, call, **rows)
+
+        held = self.journal.ride(write) if self.journal is not None else write({})
+        if held is not None:
+            ensure_same_call(key, held.call, call)
+            if held.state == "done" and held.result is not None:
+                self.replayed.append(key)
+                return held.result
+        self._opened[key] = (call, held)
+        return None
 
     def begin(self, key: str, call: ToolCall, *, reissue: bool = True) -> bool:
         """Journal that `call` is about to run under `key` (fenced by the lease); True if it may.
 
         False when an earlier lease began `key` and never recorded it and `reissue` is False.
         """
+        opened = self._opened.pop(key, None)
+        if opened is not None:
+            looked_up, held = opened
+            ensure_same_call(key, looked_up, call)
+            if held is None:  # `lookup` began it: it may run
+                return True
+            if not reissue:  # True only if this very lease began it (its answer was lost)
+                return held.state == "begun" and held.epoch == self.lease.epoch
         return self.store.effect_begin(self.lease, key, call, reissue=reissue)
 
     def record(self, key: str, result: ToolResult) -> None:

@@ -134,7 +134,12 @@ class OtelSink:
         span.end(end_time=end)
 
     def _tool_span(self, event: ToolCalled) -> None:
-        end = time.time_ns()
+        record = event.record
+        if record.started_at is not None and record.ended_at is not None:
+            start, end = int(record.started_at * 1e9), int(record.ended_at * 1e9)
+        else:  # answered by the loop itself (not run): a point at the moment it was answered
+            end = time.time_ns()
+            start = end - int(record.duration_s * 1e9)
         attributes: dict[str, Any] = {
             "gen_ai.operation.name": "execute_tool",
             "gen_ai.tool.name": event.call.name,
@@ -148,7 +153,7 @@ class OtelSink:
         span = self.tracer.start_span(
             f"execute_tool {event.call.name}",
             context=self._context,
-            start_time=end - int(event.duration_s * 1e9),
+            start_time=start,
             attributes=attributes,
         )
         span.end(end_time=end)

@@ -15,9 +15,9 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 from donegate._files import nested_deeper
-from donegate.errors import DonegateError
 from donegate.messages import Ending, ErrorInfo, Message, TextPart, Turn
 from donegate.models._sse import iter_sse
+from donegate.models.base import ModelRequest
 from donegate.models.registry import wire_format
 from donegate.testing.player import is_retryable
 
@@ -353,18 +353,12 @@ def error_reply(api: str, status: int, message: str) -> Reply:
     return Reply(status=status, body=rendered.body.encode("utf-8"), headers=headers)
 
 
-def user_texts(api: str, body: Any) -> tuple[str, ...]:
-    """The text parts of the request's user messages, in order, stripped (none if unreadable).
+def user_texts(request: ModelRequest) -> tuple[str, ...]:
+    """The text parts of the request's user messages, in order, stripped.
 
     The emulator matches them against each script's ``prompt`` to tell conversations apart when
     one client runs several at once (Claude Code's subagents share its base URL).
     """
-    if not isinstance(body, dict):
-        return ()
-    try:
-        request = wire_format(api).parse_request(body)
-    except (DonegateError, ValueError, TypeError, KeyError, AttributeError):
-        return ()
     return tuple(
         part.text.strip()
         for message in request.messages

@@ -33,30 +33,40 @@ With ``side_calls`` (``--side-calls``), a request that offers no tools is a side
 CLI's router, a title or summary request) and is answered without a turn: see
 `donegate.testing._side`.
 
+The request log keeps each body once, as the bytes received (a request that repeats the last
+one's history costs only its new end), in memory up to a few MiB and then in a temporary file;
+each request is parsed once as it arrives, and the log's bodies are parsed again only when a
+test reads ``requests`` (see `donegate.testing._history`). ``log=`` (``--log``) writes the full
+log, bodies included and secrets redacted, as JSON lines.
+
 With ``upstream`` the emulator is a recording proxy instead (see `donegate.testing.recorder`).
 The HTTP side (starlette + uvicorn, the ``server`` extra) lives in `donegate.testing._server`.
 """
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 import threading
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
-from donegate.errors import DonegateError, UnsupportedTurn, UserError, WireFormatError
+from donegate.errors import DonegateError, UnsupportedTurn, UserError
 from donegate.messages import Turn
+from donegate.models.base import ModelRequest
 from donegate.models.registry import wire_format
 from donegate.testing import _routes
+from donegate.testing._conversation import CONVERSATION_HEADER, Conversation, select
+from donegate.testing._history import Raw, Spool, read_request
 from donegate.testing._redact import log_line
 from donegate.testing._routes import Incoming, Reply, Route, error_reply
 from donegate.testing._side import side_turn
-from donegate.testing.player import Responder, ScriptedModel
-from donegate.testing.script import Script, describe_turn
+from donegate.testing.player import ScriptedModel
+from donegate.testing.script import Script
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -69,48 +79,11 @@ __all__ = ["CONVERSATION_HEADER", "MAX_BODY", "Conversation", "Emulator", "Reply
 MAX_BODY = 32 * 1024 * 1024
 """The default cap on a request body (``--max-body``): 32 MiB."""
 
-CONVERSATION_HEADER = "x-donegate-conversation"
-"""Request header naming the conversation (an index or a script file's stem) to answer from."""
-
 log = logging.getLogger("donegate.emulator")
 
 _SECRET_HEADERS = frozenset(
     ("authorization", "proxy-authorization", "x-api-key", "x-goog-api-key", "api-key", "cookie")
 )
-
-
-@dataclass(kw_only=True, slots=True)
-class Conversation:
-    """One script being served: its player, and a handler per wire format asked for."""
-
-    name: str
-    """The script file's stem, or ``conversation<N>``."""
-    model: ScriptedModel
-    """The player; its `requests` are every request this conversation answered."""
-    handlers: dict[str, Responder] = field(default_factory=dict)
-
-    @property
-    def used(self) -> bool:
-        """True once every turn has been served."""
-        return self.model.calls >= len(self.model.turns)
-
-    def status(self, index: int) -> dict[str, Any]:
-        """The turn count for ``/_donegate/status``."""
-        unused = self.model.unused_turns
-        first = len(self.model.turns) - len(unused)
-        return {
-            "index": index,
-            "name": self.name,
-            "source": self.model.source,
-            "turns": len(self.model.turns),
-            "served": self.model.calls,
-            "unused": [
-                f"turns[{first + i}]: {describe_turn(t, self.model.faults.get(first + i))}"
-                for i, t in enumerate(unused)
-            ],
-            "errors": [str(e) for e in self.model.errors],
-            "warnings": list(self.model.warnings),
-        }
 
 
 class Emulator:
@@ -158,7 +131,8 @@ class Emulator:
             self.recorder = Recorder()
         self.conversations: list[Conversation] = []
         """The scripts served, in load order."""
-        self._log: list[dict[str, Any]] = []
+        self._log: list[dict[str, Any]] = []  # a "body" is (its index in _bodies, is it JSON)
+        self._bodies = Spool()
         self._log_path = os.fspath(log) if log is not None else None
         self._log_file: Any = None
         self._lock = threading.RLock()
@@ -190,9 +164,21 @@ class Emulator:
 
     @property
     def requests(self) -> list[dict[str, Any]]:
-        """The request log: one JSON-ready entry per request received, in order."""
+        """The request log: one JSON-ready entry per request received, in order.
+
+        The bodies are kept as the bytes received and parsed again here, when a test asks.
+        """
         with self._lock:
-            return list(self._log)
+            entries = list(self._log)
+        return [self._full(entry) for entry in entries]
+
+    def _full(self, entry: dict[str, Any]) -> dict[str, Any]:
+        """`entry` with its ``body`` read back: parsed JSON, or the text of one that is not."""
+        if "body" not in entry:
+            return dict(entry)
+        index, is_json = entry["body"]
+        raw = self._bodies[index]
+        return {**entry, "body": json.loads(raw) if is_json else raw.decode("utf-8", "replace")}
 
     def status(self) -> dict[str, Any]:
         """Turns served and left per conversation (what ``GET /_donegate/status`` answers)."""
@@ -241,8 +227,8 @@ class Emulator:
             return self._admin(route)
         entry = self._entry(method, path, query, heads, route)
         parsed, problem = _routes.json_body(body)
-        if body:
-            entry["body"] = parsed if problem is None else body.decode("utf-8", "replace")
+        if body:  # kept once, as received; `requests` parses it again when asked
+            entry["body"] = (self._bodies.append(body, lane=path), problem is None)
         incoming = Incoming(method, path, query, heads, body, parsed, problem)
         if self.upstream is not None and route.kind != "ping":
             reply = self._forward(route, incoming)
@@ -251,7 +237,7 @@ class Emulator:
         else:
             reply = _routes.static_reply(route, parsed)
         entry["status"] = None if reply.disconnect else reply.status
-        self._record(entry)
+        self._record(entry, incoming)
         return reply
 
     def refuse(
@@ -292,19 +278,16 @@ class Emulator:
     def _answer(self, route: Route, incoming: Incoming, entry: dict[str, Any]) -> Reply:
         api = route.api
         assert api is not None
-        path, query, heads, body = incoming.path, incoming.query, incoming.headers, incoming.body
-        parsed, problem = incoming.parsed, incoming.problem
-        if problem is not None or not isinstance(parsed, dict):
-            problem = problem or "not an object"
+        path, heads, parsed = incoming.path, incoming.headers, incoming.parsed
+        if incoming.problem is not None or not isinstance(parsed, dict):
+            problem = incoming.problem or "not an object"
             return error_reply(api, 400, f"{api}: unreadable request body: {problem}")
-        if self.side_calls and not _offers_tools(api, parsed):
+        request = _read(api, path, parsed)  # the one parse; None: the player says what is wrong
+        if self.side_calls and request is not None and not request.tools:
             return self._side(route, parsed, entry)
-        import httpx2
-
-        said = _routes.user_texts(api, parsed)
         with self._lock:
             try:
-                index, conv = self._select(heads.get(CONVERSATION_HEADER), said)
+                index, conv = select(self.conversations, heads.get(CONVERSATION_HEADER), request)
             except UserError as exc:
                 return error_reply(api, 400, str(exc))
             entry["conversation"] = conv.name
@@ -316,8 +299,8 @@ class Emulator:
                 return error_reply(api, 400, str(exc))
             conv.handlers[api] = handler
             errors, warned = len(conv.model.errors), len(conv.model.warnings)
-            url = f"http://emulator{path}" + (f"?{query}" if query else "")
-            response, fault = handler(httpx2.Request("POST", url, headers=heads, content=body))
+            raw = Raw(api, path, self._bodies, entry["body"][0])
+            response, fault = handler.answer(path, parsed, raw=raw, request=request)
             failed: DonegateError | None = None
             if len(conv.model.errors) > errors:
                 failed = conv.model.errors[-1]
@@ -357,42 +340,22 @@ class Emulator:
         reply = Reply(status=rendered.status, body=rendered.body.encode("utf-8"), headers=headers)
         return _routes.sse_to_array(reply) if route.stream_array else reply
 
-    def _select(self, wanted: str | None, said: tuple[str, ...] = ()) -> tuple[int, Conversation]:
-        convs = self.conversations
-        if not convs:
-            raise UserError("no script loaded: start the emulator with a script, or call load()")
-        if wanted is not None:
-            wanted = wanted.strip()
-            if wanted.isdigit() and int(wanted) < len(convs):
-                return int(wanted), convs[int(wanted)]
-            for i, conv in enumerate(convs):
-                if conv.name == wanted:
-                    return i, conv
-            names = ", ".join(f"{i} ({c.name})" for i, c in enumerate(convs))
-            raise UserError(f"{CONVERSATION_HEADER}: no conversation {wanted!r}; have {names}")
-        candidates = list(enumerate(convs))
-        where = {text: n for n, text in enumerate(said)}  # a text said twice: its latest place
-        prompted = [(where[p], i, c) for i, c in candidates if (p := _prompt(c)) in where]
-        if prompted:
-            latest = max(n for n, _, _ in prompted)
-            candidates = [(i, c) for n, i, c in prompted if n == latest]
-        for i, conv in candidates:
-            if not conv.used:
-                return i, conv
-        return candidates[-1]  # every candidate used: the last one reports the extra call
-
     def _admin(self, route: Route) -> Reply:
         if route.name == "requests":
             return Reply.json(200, self.requests)
         return Reply.json(200, self.status())
 
-    def _record(self, entry: dict[str, Any]) -> None:
+    def _record(self, entry: dict[str, Any], incoming: Incoming | None = None) -> None:
         with self._lock:
             entry["seq"] = len(self._log)
             self._log.append(entry)
             if self._log_path is not None:
                 if self._log_file is None:
                     self._log_file = open(self._log_path, "w", encoding="utf-8")  # noqa: SIM115
+                if incoming is not None and "body" in entry:
+                    parsed, body = incoming.parsed, incoming.body
+                    shown = parsed if incoming.problem is None else body.decode("utf-8", "replace")
+                    entry = {**entry, "body": shown}
                 self._log_file.write(self._log_line(entry))
                 self._log_file.flush()
 
@@ -496,14 +459,9 @@ class Emulator:
         self.stop()
 
 
-def _offers_tools(api: str, body: dict[str, Any]) -> bool:
-    """True when the request offers function tools (an unreadable one is left to the script)."""
+def _read(api: str, path: str, body: dict[str, Any]) -> ModelRequest | None:
+    """`body` read by its wire format, or None when it cannot be (the player reports why)."""
     try:
-        return bool(wire_format(api).parse_request(body).tools)
-    except (WireFormatError, ValueError, TypeError, KeyError):
-        return True
-
-
-def _prompt(conv: Conversation) -> str | None:
-    script = conv.model.script
-    return script.prompt.strip() if script is not None and script.prompt else None
+        return read_request(api, path, body)
+    except (DonegateError, ValueError, TypeError, KeyError, AttributeError):
+        return None

@@ -24,7 +24,7 @@ import importlib
 import json
 import os
 import threading
-from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Mapping
+from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
@@ -37,14 +37,23 @@ from donegate.errors import (
     WireFormatError,
 )
 from donegate.messages import Ending, Turn
-from donegate.models.base import ModelRequest, WireResponse
+from donegate.models.base import ModelRequest
 from donegate.models.registry import wire_format
+from donegate.testing._history import History, Raw, Spool, read_request
 from donegate.testing.script import Fault, Script, describe_turn, load_script
 
 if TYPE_CHECKING:
     import httpx2
 
-__all__ = ["BASE_URL", "SDK_APIS", "Responder", "ScriptedModel", "is_retryable", "sdk_client"]
+__all__ = [
+    "BASE_URL",
+    "SDK_APIS",
+    "Answer",
+    "Responder",
+    "ScriptedModel",
+    "is_retryable",
+    "sdk_client",
+]
 
 BASE_URL = "http://donegate.test"
 """The host SDK clients made by `sdk_client` talk to (never resolved: the transport answers)."""
@@ -53,9 +62,8 @@ SDK_APIS = ("openai-chat", "openai-responses", "anthropic-messages", "gemini")
 """The wire formats `sdk_client` can build an official client for."""
 
 
-Responder = Callable[["httpx2.Request"], tuple["httpx2.Response | None", Fault | None]]
-"""`ScriptedModel.responder`: a request to its response (None when the connection is dropped)
-and the fault the server applies to it."""
+Answer = tuple["httpx2.Response | None", Fault | None]
+"""A request's response (None when the connection is dropped) and the fault to apply to it."""
 
 
 def is_retryable(status: int | None) -> bool:
@@ -87,16 +95,16 @@ class ScriptedModel:
             self.turns = tuple(turns_or_script)
         self.max_retries = max_retries
         """Retries of a retryable HTTP error or fault in direct mode (the SDKs' default is 2)."""
-        self.requests: list[ModelRequest] = []
-        """Every request received, in order (retries and extra calls included)."""
-        self.bodies: list[dict[str, Any]] = []
-        """Every raw JSON request body received over HTTP, in order."""
+        self.requests = History()
+        """Every request received, in order (retries and extra calls included); one received
+        over HTTP is kept as its bytes and parsed again when read."""
         self.errors: list[DonegateError] = []
         """Problems met while answering (extra calls, turns a wire format cannot express)."""
         self.warnings: list[str] = []
         """Turns served that called a tool the request did not offer, one line each."""
         self._name = name
         self._lock = threading.Lock()
+        self._spool: Spool | None = None
 
     @property
     def name(self) -> str:
@@ -107,6 +115,18 @@ class ScriptedModel:
     def source(self) -> str | None:
         """The script file, when there is one."""
         return self.script.source if self.script is not None else None
+
+    @property
+    def bodies(self) -> Sequence[dict[str, Any]]:
+        """Every raw JSON request body received over HTTP, in order (parsed when read)."""
+        return self.requests.bodies()
+
+    def spool(self) -> Spool:
+        """Where this player keeps the bodies it receives over HTTP itself."""
+        with self._lock:
+            if self._spool is None:
+                self._spool = Spool()
+            return self._spool
 
     @property
     def calls(self) -> int:
@@ -204,74 +224,7 @@ class ScriptedModel:
         The response is None when the fault drops the connection unanswered. Raises
         `UnsupportedTurn` at once when a turn cannot be expressed in `api`.
         """
-        http = _import("httpx2", "openai")
-        wire = wire_format(api)
-        for index, turn in enumerate(self.turns):
-            fault = self.faults.get(index)
-            if fault is not None and fault.disconnect:
-                continue  # never rendered
-            for stream in (False, True):
-                try:
-                    wire.render_response(turn, stream=stream)
-                except UnsupportedTurn as exc:
-                    raise UnsupportedTurn(f"{self._where(index)}{exc}") from None
-
-        def respond(response: WireResponse) -> httpx2.Response:
-            headers = {"content-type": response.content_type, **response.headers}
-            return http.Response(  # type: ignore[no-any-return]
-                response.status, headers=headers, content=response.body.encode("utf-8")
-            )
-
-        def fail(status: int, error: DonegateError) -> httpx2.Response:
-            self.errors.append(error)
-            body = {
-                "type": "error",
-                "error": {
-                    "type": "api_error",
-                    "code": status,
-                    "status": "INTERNAL" if status >= 500 else "INVALID_ARGUMENT",
-                    "message": str(error),
-                },
-            }
-            # x-should-retry: the SDKs must not retry a test-kit failure into more calls.
-            return http.Response(  # type: ignore[no-any-return]
-                status, headers={"x-should-retry": "false"}, json=body
-            )
-
-        def handle(http_request: httpx2.Request) -> tuple[httpx2.Response | None, Fault | None]:
-            try:
-                body = json.loads(http_request.content or b"{}")
-                if not isinstance(body, dict):
-                    raise WireFormatError(api, "a request body must be a JSON object")
-                request = wire.parse_request(body)
-            except (ValueError, WireFormatError) as exc:
-                return fail(400, UserError(f"{api}: unreadable request body: {exc}")), None
-            path = http_request.url.path
-            stream = ":streamGenerateContent" in path or body.get("stream") is True
-            if stream != request.stream or (not request.model and "/models/" in path):
-                # Gemini puts the model and streaming in the URL, not the body.
-                model = request.model or path.rpartition("/models/")[2].partition(":")[0]
-                request = replace(request, model=model, stream=stream)
-            try:
-                index, turn = self._take(request, body=body)
-            except ScriptExhausted as exc:
-                return fail(500, exc), None
-            fault = self.faults.get(index)
-            if fault is not None and fault.disconnect:
-                return None, fault
-            try:
-                rendered = wire.render_response(turn, stream=stream)
-            except UnsupportedTurn as exc:
-                return fail(400, UnsupportedTurn(f"{self._where(index)}{exc}")), None
-            if rendered.status >= 400 and (turn.error is None or turn.error.status is None):
-                # A failed response, not an HTTP error the script asked for: the SDKs must not
-                # retry it into the next turn (direct mode does not retry it either).
-                rendered = replace(
-                    rendered, headers={"x-should-retry": "false", **rendered.headers}
-                )
-            return respond(rendered), fault
-
-        return handle
+        return Responder(self, api)
 
     def replayed(self, request: ModelRequest, turn: Turn) -> None:
         """`request` was answered with `turn` from a run's journal, in this player's place.
@@ -298,20 +251,16 @@ class ScriptedModel:
 
     # -- internals -------------------------------------------------------------------------
 
-    def _take(
-        self, request: ModelRequest, *, body: dict[str, Any] | None = None
-    ) -> tuple[int, Turn]:
+    def _take(self, request: ModelRequest, *, raw: Raw | None = None) -> tuple[int, Turn]:
         """Record one call and pick its turn; past the end, raise (over HTTP, `fail` records)."""
         with self._lock:
-            self.requests.append(request)
-            if body is not None:
-                self.bodies.append(body)
+            self.requests.append(request if raw is None else raw)
             index = len(self.requests) - 1
             if index < len(self.turns):
                 self._check_offered(index, request)
                 return index, self.turns[index]
             exc = ScriptExhausted(len(self.requests), len(self.turns))
-            if body is None:
+            if raw is None:
                 self.errors.append(exc)
             raise exc
 
@@ -332,6 +281,100 @@ class ScriptedModel:
     def _where(self, index: int | None) -> str:
         prefix = f"{self.source}: " if self.source else ""
         return prefix if index is None else f"{prefix}turns[{index}]: "
+
+
+class Responder:
+    """`ScriptedModel.responder(api)`: answers requests of one wire format for a server.
+
+    Called with an ``httpx2.Request``; a server that has read the body already calls `answer`,
+    so each request is parsed once.
+    """
+
+    def __init__(self, player: ScriptedModel, api: str) -> None:
+        self._http = _import("httpx2", "openai")
+        self._player = player
+        self._api = api
+        self._wire = wire = wire_format(api)
+        for index, turn in enumerate(player.turns):
+            fault = player.faults.get(index)
+            if fault is not None and fault.disconnect:
+                continue  # never rendered
+            for stream in (False, True):
+                try:
+                    wire.render_response(turn, stream=stream)
+                except UnsupportedTurn as exc:
+                    raise UnsupportedTurn(f"{player._where(index)}{exc}") from None
+
+    def __call__(self, http_request: httpx2.Request) -> Answer:
+        content = http_request.content
+        try:
+            body = json.loads(content or b"{}")
+        except ValueError as exc:
+            return self._unreadable(exc), None
+        return self.answer(http_request.url.path, body, content=content)
+
+    def answer(
+        self,
+        path: str,
+        body: Any,
+        *,
+        content: bytes = b"",
+        raw: Raw | None = None,
+        request: ModelRequest | None = None,
+    ) -> Answer:
+        """The answer to a request to `path` whose JSON `body` is read already.
+
+        `request` is the body read with `read_request` (read here when None); `raw` is where
+        the body's bytes are kept (else `content` goes to the player's own spool).
+        """
+        player, api = self._player, self._api
+        try:
+            if not isinstance(body, dict):
+                raise WireFormatError(api, "a request body must be a JSON object")
+            if request is None:
+                request = read_request(api, path, body)
+        except (ValueError, WireFormatError) as exc:
+            return self._unreadable(exc), None
+        if raw is None:
+            spool = player.spool()
+            raw = Raw(api, path, spool, spool.append(content, lane=path))
+        try:
+            index, turn = player._take(request, raw=raw)
+        except ScriptExhausted as exc:
+            return self._fail(500, exc), None
+        fault = player.faults.get(index)
+        if fault is not None and fault.disconnect:
+            return None, fault
+        try:
+            rendered = self._wire.render_response(turn, stream=request.stream)
+        except UnsupportedTurn as exc:
+            return self._fail(400, UnsupportedTurn(f"{player._where(index)}{exc}")), None
+        if rendered.status >= 400 and (turn.error is None or turn.error.status is None):
+            # A failed response, not an HTTP error the script asked for: the SDKs must not
+            # retry it into the next turn (direct mode does not retry it either).
+            rendered = replace(rendered, headers={"x-should-retry": "false", **rendered.headers})
+        headers = {"content-type": rendered.content_type, **rendered.headers}
+        content = rendered.body.encode("utf-8")
+        return self._http.Response(rendered.status, headers=headers, content=content), fault
+
+    def _unreadable(self, exc: Exception) -> httpx2.Response:
+        return self._fail(400, UserError(f"{self._api}: unreadable request body: {exc}"))
+
+    def _fail(self, status: int, error: DonegateError) -> httpx2.Response:
+        self._player.errors.append(error)
+        body = {
+            "type": "error",
+            "error": {
+                "type": "api_error",
+                "code": status,
+                "status": "INTERNAL" if status >= 500 else "INVALID_ARGUMENT",
+                "message": str(error),
+            },
+        }
+        # x-should-retry: the SDKs must not retry a test-kit failure into more calls.
+        return self._http.Response(  # type: ignore[no-any-return]
+            status, headers={"x-should-retry": "false"}, json=body
+        )
 
 
 def sdk_client(api: str, player: ScriptedModel, *, asynchronous: bool = False) -> Any:

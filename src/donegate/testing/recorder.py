@@ -28,7 +28,7 @@ from typing import Any
 
 import yaml
 
-from donegate.errors import MissingExtra, UserError
+from donegate.errors import MissingExtra, RecordingMismatch, UserError
 from donegate.messages import Turn
 from donegate.testing import _replay
 from donegate.testing._redact import DEFAULT_SECRET_PATTERNS, REDACTED, Redactor
@@ -48,10 +48,6 @@ __all__ = [
     "Redactor",
     "api_for_path",
 ]
-
-
-class RecordingMismatch(UserError):
-    """A recording whose script does not replay to the recorded conversation; nothing saved."""
 
 
 def api_for_path(path: str) -> tuple[str, bool] | None:

@@ -11,17 +11,13 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from donegate.errors import ToolError
+from donegate.errors import ToolStubError
 from donegate.tools import Tool
 
 __all__ = ["ANY_OBJECT", "StubResult", "StubSpec", "StubTool", "ToolStubError"]
 
 ANY_OBJECT: Mapping[str, Any] = {"type": "object", "additionalProperties": True}
 """The schema stub tools show: any arguments object is accepted."""
-
-
-class ToolStubError(ToolError):
-    """Raised by a stub whose scripted result is ``raises: MESSAGE``."""
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)

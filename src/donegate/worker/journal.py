@@ -3,10 +3,13 @@ on resume.
 
 The sink makes one fenced write per model call, at `ModelCalled`: that call's classified turn
 (so it is durable before any tool of its step runs), together with the messages, evidence and
-checklist changes the loop produced since the previous write. What the last step appends rides
-with the run's outcome (`JournalSink.finish`), so a task costs one write per model call plus its
-end. An ``error`` turn is not journaled: it is the provider failing, not the model answering, and
-a retry asks again at that step.
+checklist changes the loop produced since the previous write. A turn that calls a side-effecting
+tool (`effect_tools`) waits instead for the ledger: it rides with its first effect's begin
+(`ride`, one transaction), so it is still durable before any effect of its step starts; if no
+effect takes it, it is written when its step's tools have answered. What the last step appends
+rides with the run's outcome (`JournalSink.finish`), so a task costs one write per model call
+plus its end. An ``error`` turn is not journaled: it is the provider failing, not the model
+answering, and a retry asks again at that step.
 
 On resume the model is wrapped in a `JournaledModel` holding the turns journaled so far: it
 answers the run's first requests with them, in order (no model call, no cost), and calls the
@@ -24,21 +27,21 @@ a fault (a full disk, a store gone): the run stops at its next event and the tas
 from __future__ import annotations
 
 import threading
-from collections.abc import AsyncIterator, Sequence
-from typing import TYPE_CHECKING, Protocol, runtime_checkable
+from collections.abc import AsyncIterator, Callable, Collection, Sequence
+from typing import TYPE_CHECKING, Protocol, TypeVar, runtime_checkable
 
 from donegate.events import Event, ModelCalled, ToolCalled, TurnAppended
+from donegate.harness.checklist import CHECKLIST_TOOL, ChecklistUpdate
 from donegate.messages import Ending, Message, Turn
 from donegate.models.base import Model, ModelRequest
-from donegate.store import Evidence, Lease, LeaseLost, Outcome
+from donegate.store import Evidence, JournalWrite, Lease, LeaseLost, Outcome
 
 if TYPE_CHECKING:
-    from donegate.store import TaskStore
+    from donegate.store import Journal
 
 __all__ = ["CHECKLIST_TOOL", "Halted", "JournalSink", "JournaledModel", "ReplayAware"]
 
-CHECKLIST_TOOL = "update_checklist"
-"""The harness's checklist tool; its successful calls update the stored checklist."""
+R = TypeVar("R")
 
 
 class Halted(Exception):
@@ -52,7 +55,7 @@ class Halted(Exception):
 class JournalSink:
     """Persists one leased run's turns, transcript, evidence and checklist, one write per call."""
 
-    def __init__(self, store: TaskStore, lease: Lease) -> None:
+    def __init__(self, store: Journal, lease: Lease) -> None:
         self.store = store
         self.lease = lease
         self.lost = threading.Event()
@@ -63,11 +66,15 @@ class JournalSink:
         """Model calls answered from the journal (set by `JournaledModel`); not written again."""
         self.writes = 0
         """Journal writes made: one per live model call (the outcome's write not counted)."""
+        self.effect_tools: Collection[str] = ()
+        """Names of the run's side-effecting tools: a turn calling one rides with its begin."""
+        self._turn: tuple[int, Turn] | None = None  # a turn waiting to ride with its effect
         self._messages: list[tuple[int, Message]] = []
         self._evidence: list[Evidence] = []
         self._checklist: list[tuple[str, str, str]] = []
         self._prompted = False
         self._seq = 0  # messages written: this sink is the only writer of its run's transcript
+        self._lock = threading.Lock()  # effects of one step begin on several threads
 
     def prompt(self, messages: Sequence[Message]) -> None:
         """Note the transcript the run starts from; it is written with the first write."""
@@ -81,21 +88,12 @@ class JournalSink:
         if self.halted is not None:
             raise Halted(self.halted)
         if isinstance(event, ToolCalled):
-            self._evidence.append(
-                Evidence(
-                    step=event.step,
-                    call=event.call,
-                    result=event.result,
-                    executed=event.executed,
-                    idempotency_key=event.idempotency_key,
-                    duration_s=event.duration_s,
-                )
-            )
-            if event.call.name == CHECKLIST_TOOL and not event.result.is_error:
-                args = event.call.arguments or {}
-                item, status = args.get("item"), args.get("status")
-                if isinstance(item, str) and isinstance(status, str):
-                    self._checklist.append((item, status, str(args.get("note") or "")))
+            self._evidence.append(event.record)  # the one record, measured where it ran
+            update = ChecklistUpdate.applied(event.call, event.result)
+            if update is not None:
+                self._checklist.append((update.item, update.status, update.note))
+            if self._turn is not None:  # no effect took the turn: its tools have answered
+                self._write()
         elif isinstance(event, TurnAppended):
             self._messages.extend((event.step, m) for m in event.messages)
         elif (
@@ -103,7 +101,29 @@ class JournalSink:
             and event.step > self.replaying  # a replayed turn is journaled already
             and event.turn.ending is not Ending.ERROR
         ):
-            self._write(turn=(event.step, event.turn))
+            if self._turn is not None:
+                self._write()
+            self._turn = (event.step, event.turn)
+            if not any(c.name in self.effect_tools for c in event.turn.tool_calls):
+                self._write()
+
+    def ride(self, write: Callable[[JournalWrite], R]) -> R:
+        """Call `write` with what is not written yet (empty: nothing); then that is written.
+
+        The ledger's begin calls this, so a step's turn commits with its first effect's begin.
+        Writes are serialized: an effect begun on another thread waits for the turn to commit.
+        """
+        with self._lock:
+            rows = self._rows()
+            try:
+                answer = write(rows)
+            except LeaseLost:
+                self.lost.set()
+                raise
+            if rows:
+                self.writes += 1
+                self._written(rows)
+            return answer
 
     def finish(self, outcome: Outcome) -> None:
         """Record the run's end with what it appended after the last write, in one write."""
@@ -111,39 +131,42 @@ class JournalSink:
 
     def flush(self) -> None:
         """Write what is pending, if anything (before a task is given back)."""
-        if self._messages or self._evidence or self._checklist:
+        if self._turn is not None or self._messages or self._evidence or self._checklist:
             self._write()
 
-    def _write(
-        self, *, turn: tuple[int, Turn] | None = None, outcome: Outcome | None = None
-    ) -> None:
-        try:
-            if outcome is not None:
-                self.store.finish(
-                    self.lease,
-                    outcome,
-                    messages=self._messages,
-                    evidence=self._evidence,
-                    checklist=self._checklist,
-                    seq=self._seq,
-                )
-            else:
-                self.store.journal(
-                    self.lease,
-                    turn=turn,
-                    messages=self._messages,
-                    evidence=self._evidence,
-                    checklist=self._checklist,
-                    seq=self._seq,
-                )
-                self.writes += 1
-        except LeaseLost:
-            self.lost.set()
-            raise
-        self._seq += len(self._messages)
+    def _rows(self) -> JournalWrite:
+        rows = JournalWrite()
+        if self._turn is not None:
+            rows["turn"] = self._turn
+        if self._messages:
+            rows["messages"] = self._messages
+            rows["seq"] = self._seq
+        if self._evidence:
+            rows["evidence"] = self._evidence
+        if self._checklist:
+            rows["checklist"] = self._checklist
+        return rows
+
+    def _written(self, rows: JournalWrite) -> None:
+        self._seq += len(rows.get("messages", ()))
+        self._turn = None
         self._messages = []
         self._evidence = []
         self._checklist = []
+
+    def _write(self, *, outcome: Outcome | None = None) -> None:
+        with self._lock:
+            rows = self._rows()
+            try:
+                if outcome is not None:
+                    self.store.finish(self.lease, outcome, **rows)
+                else:
+                    self.store.journal(self.lease, **rows)
+                    self.writes += 1
+            except LeaseLost:
+                self.lost.set()
+                raise
+            self._written(rows)
 
 
 @runtime_checkable

@@ -46,10 +46,11 @@ from typing import TYPE_CHECKING, Any, cast
 from donegate.errors import EffectDivergence, EffectOutcomeUnknown, UserError
 from donegate.events import EventSink, fan_out
 from donegate.harness.gate import GateRound
-from donegate.harness.runner import run_task
+from donegate.harness.runner import run_task, side_effect_tools
 from donegate.harness.spec import TaskSpec
 from donegate.models.base import Model
 from donegate.models.infer import infer_model
+from donegate.results import Status
 from donegate.store import (
     DiskFull,
     Lease,
@@ -59,7 +60,7 @@ from donegate.store import (
     StoreGone,
     StoreLedger,
     StoreUnavailable,
-    TaskStore,
+    WorkerStore,
 )
 from donegate.worker.journal import Halted, JournaledModel, JournalSink
 from donegate.worker.outbox import Courier, Delivery, compose
@@ -107,11 +108,11 @@ class WorkerStats:
 
 
 class Worker:
-    """Runs queued tasks from a `TaskStore`; several slots share one heartbeat."""
+    """Runs queued tasks from a store (`WorkerStore`); several slots share one heartbeat."""
 
     def __init__(
         self,
-        store: TaskStore,
+        store: WorkerStore,
         *,
         concurrency: int = 1,
         lease_s: float = 30.0,
@@ -278,7 +279,7 @@ class Worker:
         started = time.monotonic()
         try:
             outcome = self._run(lease, journal, started)
-            if outcome.loop_status == "provider_error":
+            if outcome.loop_status == Status.PROVIDER_ERROR:
                 journal.flush()  # the last step's messages and evidence; the task goes back
                 raise _ProviderDown(outcome.reason)
             outcome = compose(lease, outcome, self.notify, self.delivery)
@@ -349,6 +350,7 @@ class Worker:
         spec: TaskSpec | None = None
         try:
             spec = spec_for(lease)
+            journal.effect_tools = side_effect_tools(spec)  # their turns ride with their begins
             if spec.model is None:
                 raise UserError(f"task {lease.task_id}: no model: set `model` in the task")
             # The task's first claim ever (epoch 1) has nothing journaled; any later one may
@@ -367,7 +369,7 @@ class Worker:
                     spec,
                     model=model,
                     verifier_model=verifier,
-                    ledger=StoreLedger(self.store, lease),
+                    ledger=StoreLedger(self.store, lease, journal),
                     events=fan_out(journal, extra),
                     output_dir=self.output_dir,
                     on_round=functools.partial(_log_round, lease.task_id),

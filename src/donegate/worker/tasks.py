@@ -11,7 +11,7 @@ from donegate.errors import EffectOutcomeUnknown, UserError
 from donegate.harness.escalation import build_report, render_markdown
 from donegate.harness.runner import TaskResult
 from donegate.harness.spec import TaskSpec, TaskSpecError, load_task, validate_task
-from donegate.store import TASK_ID, Lease, Outcome, TaskRecord, TaskStore
+from donegate.store import TASK_ID, Lease, Outcome, TaskQueue, TaskRecord
 
 __all__ = [
     "INSTRUCTIONS_HEADER",
@@ -77,7 +77,7 @@ def prepare(
 
 def submit(
     spec: TaskSpec | Mapping[str, Any] | str | os.PathLike[str],
-    store: TaskStore,
+    store: TaskQueue,
     *,
     task_id: str | None = None,
     max_attempts: int = 5,

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from donegate.errors import UserError
+from donegate.errors import HookInputError, TodoStateError, UserError
 from donegate.harness.agents.transcript import TranscriptRef
 
 __all__ = [
@@ -36,14 +36,6 @@ MAX_PAYLOAD_BYTES = 4 * 1024 * 1024
 
 EventKind = Literal["stop", "subagent_stop", "session_start"]
 """What the CLI is reporting: its agent (or a subagent) would stop, or a session began."""
-
-
-class HookInputError(UserError):
-    """The hook's stdin is not a payload the CLI documents; the message says what is wrong."""
-
-
-class TodoStateError(UserError):
-    """The agent's todo/goal state exists but cannot be read (it then blocks, like an open item)."""
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)

@@ -26,9 +26,9 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
-from donegate.config import data_dir
+from donegate.config import DATA_DIR_ENV, data_dir
 from donegate.errors import UserError
 from donegate.harness.agents import protected
 from donegate.harness.agents.base import AgentCLI, ExecSetup
@@ -38,6 +38,7 @@ from donegate.harness.agents.install import hook_command
 from donegate.harness.agents.report import certify
 from donegate.harness.checks import CheckResult
 from donegate.harness.spec import TaskSpec
+from donegate.results import TaskOutcome
 
 __all__ = ["EXEC_HOOK_TIMEOUT_S", "ExecResult", "exec_agent", "recognise"]
 
@@ -45,7 +46,7 @@ EXEC_HOOK_TIMEOUT_S = 600
 """The hook timeout exec writes into the CLI's config for its run."""
 _OUTPUT_TAIL = 256 * 1024
 
-Status = Literal["done", "awaiting_review", "escalated", "failed"]
+Status = TaskOutcome  # the task statuses a run ends in: the one vocabulary in donegate.results
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -151,7 +152,7 @@ def exec_agent(
         reason = f"the gate could not be installed for {agent.title}: {exc}"
         return ExecResult(status="failed", reason=reason, continuations=0, agent=info,
                           run_dir=run_dir)  # fmt: skip
-    run_env = {**base_env, **env_changes, "DONEGATE_HOME": str(data_dir())}
+    run_env = {**base_env, **env_changes, DATA_DIR_ENV: str(data_dir())}
     progress(f"donegate: {agent.title} {version or ''} with the gate (budget {budget}): "
              f"{' '.join(argv)}")  # fmt: skip
     code, stdout = _run(
