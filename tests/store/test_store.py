@@ -9,6 +9,7 @@ import pytest
 import sqlalchemy as sa
 
 from donegate.errors import EffectDivergence, UserError
+from donegate.harness.escalation import EscalationReport
 from donegate.messages import Ending, Message, TextPart, ToolCall, ToolResult, Turn, Usage
 from donegate.store import Evidence, LeaseLost, Outcome, StoreLedger
 from donegate.store.sql import SqlStore, open_store
@@ -224,7 +225,7 @@ def test_escalations_are_resolved_or_requeued(store: SqlStore) -> None:
             Outcome(
                 status="escalated",
                 reason="checks still fail",
-                report={"left": ["tests"]},
+                report=EscalationReport(task_id=name, reason="checks still fail"),
                 report_md="# stuck",
             ),
         )
@@ -232,7 +233,7 @@ def test_escalations_are_resolved_or_requeued(store: SqlStore) -> None:
     assert (first.task_id, first.reason, first.report) == (
         "a",
         "checks still fail",
-        {"left": ["tests"]},
+        EscalationReport(task_id="a", reason="checks still fail"),
     )
     done = store.resolve(first.id, note="fixed by hand")
     assert (done.status, done.note) == ("resolved", "fixed by hand")
