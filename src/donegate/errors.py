@@ -20,9 +20,9 @@ DonegateError                 base of everything below
 ├── EffectDivergence          an idempotency key's recorded call is not the call now asking
 ├── EffectOutcomeUnknown      a side effect begun by a run that died, of a tool that cannot say
 ├── StoreError                the store failed under a running process (not a misuse)
-│   ├── StoreUnavailable      the store stopped answering (refused or dropped connections)
-│   ├── StoreGone             the SQLite file was deleted or replaced under the store
-│   └── DiskFull              no space left, or a file-size limit hit, where the store writes
+│   ├── StoreUnavailable      it stopped answering, and kept not answering for its patience
+│   ├── StoreGone             the SQLite file was deleted or replaced (another inode)
+│   └── DiskFull              no space left (or a file-size limit) where it writes
 └── LeaseLost                 a worker wrote under a lease it no longer holds
 ```
 
@@ -209,16 +209,7 @@ class EffectOutcomeUnknown(DonegateError):
         self.arguments = arguments
 
 
-# -- the store -------------------------------------------------------------------------------
-# A store that fails under a running process raises a `StoreError`, one line naming the store;
-# a write under a lease no longer held raises `LeaseLost` (both re-exported by donegate.store):
-#
-#   DonegateError
-#   ├── StoreError            the store failed (not a misuse); a worker stops on it
-#   │   ├── StoreUnavailable  it stopped answering, and kept not answering for its patience
-#   │   ├── StoreGone         the SQLite file was deleted or replaced (another inode)
-#   │   └── DiskFull          no space left (or a file-size limit) where it writes
-#   └── LeaseLost             a worker wrote under a lease it no longer holds
+# -- the store (re-exported by donegate.store and donegate.store.base) ----------------------
 
 
 class StoreError(DonegateError):

@@ -116,8 +116,11 @@ class Retries:
     """Consecutive failures per kind; a kind's count is reset by any turn of another ending."""
 
     truncated: int = 0
+    """Truncated turns in a row."""
     malformed: int = 0
+    """Malformed tool-call turns in a row."""
     paused: int = 0
+    """Paused turns in a row."""
     finish: int = 0
     """Invalid finish-tool arguments (never reset: counted over the whole run)."""
 
@@ -143,6 +146,7 @@ class RunState:
     settings: ModelSettings
     """The next request's settings (a truncation retry doubles the output limit)."""
     tool_specs: tuple[ToolSpec, ...]
+    """The tools offered on every request (the finish tool last)."""
     calls: int = 0
     """Model calls made; the current step number."""
     usage: Usage = field(default_factory=Usage)

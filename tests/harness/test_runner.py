@@ -141,18 +141,19 @@ def test_a_stuck_task_escalates_after_exactly_3_continuations(tmp_path: Path) ->
     assert result.reason.startswith("not done after 3 continuation(s): ")
     report = result.escalation
     assert report is not None
-    assert report["left"]["open_items"][0]["item"] == "write the report"
-    assert [c["name"] for c in report["left"]["failed_checks"]] == ["ready"]
-    assert [r["verdict"] for r in report["why_stuck"]] == ["continue"] * 3 + ["stop"]
-    assert [a["tool"] for a in report["attempted"]] == ["write_file"]
-    assert len(report["state"]["transcript"]) == len(result.run.transcript) == 11
-    assert report["state"]["checklist"] == [
+    assert report.left.open_items[0].item == "write the report"
+    assert [c.name for c in report.left.failed_checks] == ["ready"]
+    assert [r.verdict for r in report.why_stuck] == ["continue"] * 3 + ["stop"]
+    assert [a.tool for a in report.attempted] == ["write_file"]
+    assert len(report.state.transcript) == len(result.run.transcript) == 11
+    assert report.as_data()["state"]["checklist"] == [
         {"item": "write the report", "status": "open", "note": "", "since_step": 5,
          "updated_step": None, "added_by_model": False}
     ]  # fmt: skip
-    saved = json.loads(Path(report["files"]["json"]).read_text())
+    assert report.files is not None
+    saved = json.loads(Path(report.files.json_path).read_text())
     assert saved["reason"] == result.reason and "files" not in saved
-    markdown = Path(report["files"]["markdown"]).read_text()
+    markdown = Path(report.files.markdown).read_text()
     assert markdown.startswith("# Escalated: stuck")
     assert "- [ ] write the report: open" in markdown
     assert "check failed: `ready`" in markdown

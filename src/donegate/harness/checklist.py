@@ -9,6 +9,7 @@ heuristic that feeds the verifier, never a gate on its own: a tick is the model'
 
 from __future__ import annotations
 
+import functools
 import re
 import threading
 from collections.abc import Iterable, Mapping, Sequence
@@ -212,8 +213,14 @@ class Checklist:
             return f"{'added' if old is None else 'updated'} {name!r}\n{self.render()}"
 
     def tool(self) -> Tool:
-        """The ``update_checklist`` tool bound to this checklist."""
-        return Tool.from_function(self.update_checklist, name=CHECKLIST_TOOL)
+        """The ``update_checklist`` tool bound to this checklist (its schema computed once)."""
+        return replace(_checklist_template(), function=self.update_checklist)
+
+
+@functools.cache
+def _checklist_template() -> Tool:
+    """The ``update_checklist`` tool's schema, once per process (it is the same for all)."""
+    return Tool.from_function(object.__new__(Checklist).update_checklist, name=CHECKLIST_TOOL)
 
 
 def _keywords(text: str) -> set[str]:

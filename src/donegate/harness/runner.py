@@ -28,11 +28,17 @@ from typing import Any, TypedDict, Unpack
 from donegate.config import data_dir
 from donegate.errors import UserError
 from donegate.events import EventSink, fan_out
-from donegate.harness.builtin_tools import Workspace
+from donegate.harness.builtin_tools import Workspace, workspace_tool
 from donegate.harness.certificate import build_certificate, write_certificate
 from donegate.harness.checklist import CHECKLIST_TOOL, Checklist, ChecklistItem
 from donegate.harness.checks import CheckResult
-from donegate.harness.escalation import build_report, round_data, write_report
+from donegate.harness.escalation import (
+    EscalationReport,
+    ReviewRequest,
+    build_report,
+    round_data,
+    write_report,
+)
 from donegate.harness.evidence import Evidence, EvidenceRecord
 from donegate.harness.gate import CheckWatcher, CompletionGate, GateRound
 from donegate.harness.protect import Manifest, take_manifest, task_patterns
@@ -90,7 +96,7 @@ class TaskResult:
     """The check results of the last gate judgement."""
     certificate: Path | None = None
     """The completion certificate, when done (awaiting review: the one a person approves)."""
-    escalation: dict[str, Any] | None = None
+    escalation: EscalationReport | None = None
     """The escalation report (with ``files``: its JSON and Markdown paths), when escalated;
     the review report when awaiting review."""
     rounds: tuple[GateRound, ...] = ()
@@ -103,11 +109,12 @@ class TaskResult:
     def summary(self) -> dict[str, Any]:
         """The result as one JSON-ready object (what ``donegate run --json`` prints)."""
         escalation = None
-        if self.escalation is not None:
+        report = self.escalation
+        if report is not None:
             escalation = {
-                **self.escalation.get("files", {}),
-                "open_items": [i["item"] for i in self.escalation["left"]["open_items"]],
-                "failed_checks": [c["name"] for c in self.escalation["left"]["failed_checks"]],
+                **(report.files.as_data() if report.files is not None else {}),
+                "open_items": [i.item for i in report.left.open_items],
+                "failed_checks": [c.name for c in report.left.failed_checks],
             }
         return {
             "task_id": self.task_id,
@@ -291,11 +298,8 @@ def build_tools(
             tools.append(checklist.tool())
         else:
             tools.append(
-                Tool.from_function(
-                    getattr(workspace, ref),
-                    name=ref,
-                    side_effect=_SIDE_EFFECTS[ref],
-                    idempotent=ref in _IDEMPOTENT,
+                workspace_tool(
+                    workspace, ref, side_effect=_SIDE_EFFECTS[ref], idempotent=ref in _IDEMPOTENT
                 )
             )
     return tools
@@ -389,13 +393,11 @@ def _finish(p: _Prepared, result: RunResult) -> TaskResult:
             checklist=p.checklist.as_data(),
             protected=p.protected,
         )
-        path = write_certificate(
-            cert, p.out / "certificates", evidence=p.evidence, transcript=result.transcript
-        )
+        path = write_certificate(cert, p.out / "certificates")
         if p.spec.closure == "human":
             return _awaiting_review(p, result, path, common)
         reason = "every gate passed"
-        if not cert["closure"]["backed_by_checks"]:
+        if not cert.closure.backed_by_checks:
             reason += " (closure: model; no mechanical check backed it)"
         return TaskResult(status="done", reason=reason, certificate=path, **common)
     if result.status is Status.GATED:
@@ -415,7 +417,7 @@ def _finish(p: _Prepared, result: RunResult) -> TaskResult:
             extra={"last_text": result.text, "workdir": str(p.root)},
         )
         json_path, md_path = write_report(report, p.out / "escalations")
-        report["files"] = {"json": str(json_path), "markdown": str(md_path)}
+        report = report.with_files(str(json_path), str(md_path))
         return TaskResult(status="escalated", reason=result.reason, escalation=report, **common)
     reason = f"{result.status.value}: {result.reason}"
     return TaskResult(status="failed", reason=reason, **common)
@@ -440,10 +442,10 @@ def _awaiting_review(
         rounds=[round_data(r) for r in p.gate.rounds],
         transcript=result.transcript,
         extra={"last_text": result.text, "workdir": str(p.root)},
-        review={"certificate": str(certificate)},
+        review=ReviewRequest(certificate=str(certificate)),
     )
     json_path, md_path = write_report(report, p.out / "reviews")
-    report["files"] = {"json": str(json_path), "markdown": str(md_path)}
+    report = report.with_files(str(json_path), str(md_path))
     return TaskResult(
         status="awaiting_review", reason=reason, certificate=certificate, escalation=report,
         **common,

@@ -372,7 +372,7 @@ class JournalMixin:
                         kind="review" if outcome.status == "awaiting_review" else "escalation",
                         status="open",
                         reason=outcome.reason or "escalated",
-                        report=dumps(outcome.report or {}),
+                        report=dumps(outcome.report.as_data() if outcome.report else {}),
                         report_md=outcome.report_md or f"# {lease.task_id}\n\n{outcome.reason}\n",
                         created_at=now,
                     )

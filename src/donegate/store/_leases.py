@@ -19,6 +19,7 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
 from donegate.errors import UserError
+from donegate.harness.escalation import EscalationReport
 from donegate.store._codec import dumps, loads
 from donegate.store._db import Database, patient
 from donegate.store._journal import fence, stop_row
@@ -348,7 +349,7 @@ def _give_up(conn: Connection, row: Any, now: float) -> None:
     outcome = Outcome(
         status="escalated",
         reason=reason,
-        report={"task_id": row.id, "reason": reason, "attempts": row.attempts},
+        report=EscalationReport(task_id=row.id, reason=reason, attempts=row.attempts),
         report_md=f"# {row.id}: escalated\n\n{reason}; a person should look at it.\n",
     )
     conn.execute(
@@ -369,7 +370,7 @@ def _give_up(conn: Connection, row: Any, now: float) -> None:
             task_id=row.id,
             status="open",
             reason=reason,
-            report=dumps(outcome.report),
+            report=dumps(outcome.report.as_data() if outcome.report is not None else {}),
             report_md=outcome.report_md,
             created_at=now,
         )

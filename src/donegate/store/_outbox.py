@@ -15,16 +15,15 @@ cancelled) in the transaction that records it, under a key of its own, ``<task>:
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any, Literal, Protocol, runtime_checkable
 
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
 from donegate.errors import UserError
+from donegate.harness.certificate import read_certificate
 from donegate.store._codec import dumps, loads
 from donegate.store._db import Database, patient
 from donegate.store._schema import outbox
@@ -141,12 +140,13 @@ def write_decision(
 
 
 def certificate_json(path: object) -> Any:
-    """The signed certificate the harness wrote at `path` (JSON), or None when there is none."""
+    """The signed certificate the harness wrote at `path` (its JSON as written, which the
+    signature covers; bounded), or None when there is none."""
     if not isinstance(path, str):
         return None
     try:
-        return json.loads(Path(path).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        return read_certificate(path)
+    except UserError:
         return None
 
 

@@ -13,6 +13,7 @@ from typing import Any
 import sqlalchemy as sa
 
 from donegate.errors import UserError
+from donegate.harness.escalation import EscalationReport
 from donegate.store._codec import dumps, loads
 from donegate.store._db import Database, patient
 from donegate.store._outbox import write_decision
@@ -28,7 +29,7 @@ def _escalation(row: Any) -> Escalation:
         task_id=row.task_id,
         status=row.status,
         reason=row.reason,
-        report=loads(row.report) or {},
+        report=EscalationReport.from_data(loads(row.report)),
         report_md=row.report_md,
         created_at=row.created_at,
         resolved_at=row.resolved_at,

@@ -25,8 +25,14 @@ from donegate.errors import LeaseLost as LeaseLost
 from donegate.errors import StoreError as StoreError
 from donegate.errors import StoreGone as StoreGone
 from donegate.errors import StoreUnavailable as StoreUnavailable
+from donegate.harness.escalation import EscalationReport
 from donegate.harness.spec import TASK_ID
 from donegate.messages import Message, ToolCall, ToolResult, Turn
+
+# The task's status vocabulary lives with the run's, in `donegate.results` (one table maps a
+# run's `Status` to it); re-exported here, where the store's callers import it.
+from donegate.results import TASK_TERMINAL as TERMINAL
+from donegate.results import TaskStatus
 from donegate.store.protocols import BrowseStore as BrowseStore
 from donegate.store.protocols import Journal as Journal
 from donegate.store.protocols import LedgerStore as LedgerStore
@@ -53,11 +59,6 @@ __all__ = [
     "TaskRecord",
     "TaskStatus",
 ]
-
-# The task's status vocabulary lives with the run's, in `donegate.results` (one table maps a
-# run's `Status` to it); re-exported here, where the store's callers import it.
-from donegate.results import TASK_TERMINAL as TERMINAL
-from donegate.results import TaskStatus
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -190,8 +191,8 @@ class Outcome:
     """Wall time of the run."""
     checklist: Sequence[tuple[str, str, str]] = ()
     """Final checklist items as ``(item, status, note)``."""
-    report: Mapping[str, Any] | None = None
-    """The escalation report (JSON), when escalated."""
+    report: EscalationReport | None = None
+    """The escalation report, when escalated."""
     report_md: str | None = None
     """The escalation report as Markdown."""
     summary: Mapping[str, Any] = field(default_factory=dict)
@@ -241,7 +242,7 @@ class Escalation:
     """Open until a person resolves, requeues or (a review) approves it."""
     reason: str
     """Why the task is stuck, one line."""
-    report: Mapping[str, Any]
+    report: EscalationReport
     """The full report (what was attempted, what is left, the state)."""
     report_md: str
     """The same report for people."""

@@ -18,21 +18,7 @@ from typing import TYPE_CHECKING, Any, Protocol, Unpack
 
 if TYPE_CHECKING:
     from donegate.messages import Message, ToolCall, ToolResult, Turn
-    from donegate.store.base import (
-        Action,
-        Escalation,
-        Evidence,
-        HeldEffect,
-        JournalWrite,
-        Lease,
-        Outcome,
-        QueueRow,
-        RunJournal,
-        RunRecord,
-        StopRow,
-        TaskPage,
-        TaskRecord,
-    )
+    from donegate.store import base
 
 __all__ = [
     "BrowseStore",
@@ -56,31 +42,31 @@ class TaskQueue(Protocol):
 
     def submit(
         self, task_id: str, spec: Mapping[str, Any], *, type: str | None, max_attempts: int = 5
-    ) -> tuple[TaskRecord, bool]:
+    ) -> tuple[base.TaskRecord, bool]:
         """Add a pending task; resubmitting the same id and spec returns it with False."""
         ...
 
-    def get(self, task_id: str) -> TaskRecord | None:
+    def get(self, task_id: str) -> base.TaskRecord | None:
         """The task, or None."""
         ...
 
-    def list_tasks(self, *, status: str | None = None, limit: int = 100) -> list[TaskRecord]:
+    def list_tasks(self, *, status: str | None = None, limit: int = 100) -> list[base.TaskRecord]:
         """Newest first."""
         ...
 
-    def cancel(self, task_id: str, reason: str = "cancelled") -> TaskRecord:
+    def cancel(self, task_id: str, reason: str = "cancelled") -> base.TaskRecord:
         """End a task that has not ended; a running worker is fenced out."""
         ...
 
-    def retry(self, task_id: str, *, instructions: str | None = None) -> TaskRecord:
+    def retry(self, task_id: str, *, instructions: str | None = None) -> base.TaskRecord:
         """Put an ended task back in the queue as a new generation."""
         ...
 
-    def claim(self, worker_id: str, lease_s: float) -> Lease | None:
+    def claim(self, worker_id: str, lease_s: float) -> base.Lease | None:
         """Atomically lease the oldest runnable task (pending, or running with an expired lease)."""
         ...
 
-    def claim_task(self, task_id: str, worker_id: str, lease_s: float) -> Lease | None:
+    def claim_task(self, task_id: str, worker_id: str, lease_s: float) -> base.Lease | None:
         """Lease one named task if runnable now; None when leased elsewhere or ended."""
         ...
 
@@ -88,13 +74,13 @@ class TaskQueue(Protocol):
         """Return expired leases to pending and touch stale pending tasks; their ids."""
         ...
 
-    def heartbeat(self, leases: Sequence[Lease], lease_s: float) -> set[str]:
+    def heartbeat(self, leases: Sequence[base.Lease], lease_s: float) -> set[str]:
         """Extend the leases; returns the ids of tasks whose lease was lost."""
         ...
 
     def release(
         self,
-        lease: Lease,
+        lease: base.Lease,
         reason: str,
         *,
         delay_s: float = 0.0,
@@ -133,7 +119,7 @@ class TaskQueue(Protocol):
 class Journal(Protocol):
     """A leased run's journal: turns, transcript, evidence, checklist, and its end."""
 
-    def journal(self, lease: Lease, **rows: Unpack[JournalWrite]) -> None:
+    def journal(self, lease: base.Lease, **rows: Unpack[base.JournalWrite]) -> None:
         """Persist, in one fenced write, what a run produced since its last write (`rows`)."""
         ...
 
@@ -143,10 +129,10 @@ class Journal(Protocol):
 
     def append_messages(
         self,
-        lease: Lease,
+        lease: base.Lease,
         step: int,
         messages: Sequence[Message],
-        evidence: Sequence[Evidence] = (),
+        evidence: Sequence[base.Evidence] = (),
         checklist: Sequence[tuple[str, str, str]] = (),
     ) -> None:
         """Persist one step's messages, evidence and checklist changes (`journal`, no turn)."""
@@ -156,11 +142,11 @@ class Journal(Protocol):
         """A run's messages, in order."""
         ...
 
-    def runs(self, task_id: str) -> list[RunRecord]:
+    def runs(self, task_id: str) -> list[base.RunRecord]:
         """A task's runs, oldest first."""
         ...
 
-    def evidence(self, task_id: str) -> list[Evidence]:
+    def evidence(self, task_id: str) -> list[base.Evidence]:
         """Every tool call recorded for a task, in order."""
         ...
 
@@ -168,7 +154,9 @@ class Journal(Protocol):
         """``(item, status, note)`` rows."""
         ...
 
-    def finish(self, lease: Lease, outcome: Outcome, **rows: Unpack[JournalWrite]) -> None:
+    def finish(
+        self, lease: base.Lease, outcome: base.Outcome, **rows: Unpack[base.JournalWrite]
+    ) -> None:
         """Record a run's end: task status, run row, escalation, stop-reason row, outbox rows.
 
         `rows` are what the run produced after its last `journal` write: they are written with
@@ -188,8 +176,8 @@ class LedgerStore(Protocol):
         ...
 
     def effect_open(
-        self, lease: Lease, key: str, call: ToolCall, **rows: Unpack[JournalWrite]
-    ) -> HeldEffect | None:
+        self, lease: base.Lease, key: str, call: ToolCall, **rows: Unpack[base.JournalWrite]
+    ) -> base.HeldEffect | None:
         """Begin `call` under `key` unless the key is held, in one fenced write with `rows`.
 
         None when it was begun now (it may run); otherwise what the key holds, learned from the
@@ -199,7 +187,9 @@ class LedgerStore(Protocol):
         """
         ...
 
-    def effect_begin(self, lease: Lease, key: str, call: ToolCall, *, reissue: bool = True) -> bool:
+    def effect_begin(
+        self, lease: base.Lease, key: str, call: ToolCall, *, reissue: bool = True
+    ) -> bool:
         """Journal that a side effect is about to run; True when it may run.
 
         A key begun by an earlier lease and never recorded is re-issued under it (its issue
@@ -208,7 +198,7 @@ class LedgerStore(Protocol):
         """
         ...
 
-    def effect_record(self, lease: Lease, key: str, result: ToolResult) -> None:
+    def effect_record(self, lease: base.Lease, key: str, result: ToolResult) -> None:
         """Journal a side effect's result."""
         ...
 
@@ -220,11 +210,11 @@ class LedgerStore(Protocol):
 class ReviewQueue(Protocol):
     """The human queue (escalations, reviews) and the stop-reason telemetry."""
 
-    def escalations(self, *, status: str | None = "open") -> list[Escalation]:
+    def escalations(self, *, status: str | None = "open") -> list[base.Escalation]:
         """The human queue, oldest first."""
         ...
 
-    def escalation(self, escalation_id: int) -> Escalation | None:
+    def escalation(self, escalation_id: int) -> base.Escalation | None:
         """One entry."""
         ...
 
@@ -235,7 +225,7 @@ class ReviewQueue(Protocol):
         note: str | None = None,
         requeue: bool = False,
         instructions: str | None = None,
-    ) -> Escalation:
+    ) -> base.Escalation:
         """Close an escalation, or requeue its task with instructions.
 
         A review closed without requeue is a rejection: its task ends ``failed``.
@@ -249,14 +239,14 @@ class ReviewQueue(Protocol):
         by: str,
         note: str | None = None,
         certificate: str | None = None,
-    ) -> Escalation:
+    ) -> base.Escalation:
         """A person approves a review: its task, ``awaiting_review``, becomes ``done``.
 
         `certificate` is the approved certificate's path, kept in the task's result.
         """
         ...
 
-    def stop_rows(self, *, since: float) -> list[StopRow]:
+    def stop_rows(self, *, since: float) -> list[base.StopRow]:
         """Terminal telemetry rows since a time."""
         ...
 
@@ -280,7 +270,7 @@ class BrowseStore(TaskStore, Protocol):
         text: str | None = None,
         after: tuple[float, str] | None = None,
         limit: int = 50,
-    ) -> TaskPage:
+    ) -> base.TaskPage:
         """Tasks newest first, filtered; `after` is the previous page's `TaskPage.next`.
 
         `text` matches a substring of the id or the reason, case-insensitively.
@@ -293,7 +283,7 @@ class BrowseStore(TaskStore, Protocol):
 
     def queue_page(
         self, *, status: str | None = "open", after: int | None = None, limit: int = 50
-    ) -> list[QueueRow]:
+    ) -> list[base.QueueRow]:
         """Queue entries oldest first; `after` is the last id of the previous page."""
         ...
 
@@ -305,11 +295,11 @@ class BrowseStore(TaskStore, Protocol):
         """Ids of a task's queue entries, oldest first."""
         ...
 
-    def journals(self, task_id: str) -> list[RunJournal]:
+    def journals(self, task_id: str) -> list[base.RunJournal]:
         """A task's runs, oldest first, each with its turns and transcript."""
         ...
 
-    def stop_rows_of(self, *, since: float, task_type: str | None = None) -> list[StopRow]:
+    def stop_rows_of(self, *, since: float, task_type: str | None = None) -> list[base.StopRow]:
         """Stop rows since a time, of one task type or all, oldest first."""
         ...
 
@@ -325,10 +315,10 @@ class BrowseStore(TaskStore, Protocol):
         task_id: str,
         escalation_id: int | None = None,
         detail: str | None = None,
-    ) -> Action:
+    ) -> base.Action:
         """Keep who did what, and when."""
         ...
 
-    def actions(self, *, task_id: str, limit: int = 50) -> list[Action]:
+    def actions(self, *, task_id: str, limit: int = 50) -> list[base.Action]:
         """A task's actions, newest first."""
         ...

@@ -99,7 +99,7 @@ def compose(
     if outcome.status in ("done", "awaiting_review"):
         body["certificate"] = _certificate(outcome.summary.get("certificate"))
     if outcome.status == "escalated":
-        body["escalation"] = dict(outcome.report) if outcome.report is not None else None
+        body["escalation"] = outcome.report.as_data() if outcome.report is not None else None
     attempts = (delivery or Delivery()).max_attempts
     return replace(
         outcome, notify={"key": key, "body": body, "targets": targets, "max_attempts": attempts}

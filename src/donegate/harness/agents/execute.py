@@ -37,6 +37,7 @@ from donegate.harness.agents.deadline import run_checks_by
 from donegate.harness.agents.install import hook_command
 from donegate.harness.agents.report import certify
 from donegate.harness.checks import CheckResult
+from donegate.harness.escalation import EscalationReport
 from donegate.harness.spec import TaskSpec
 from donegate.results import TaskOutcome
 
@@ -233,9 +234,9 @@ def _report(path: Any) -> dict[str, Any] | None:
         return None
     out: dict[str, Any] = {"json": path, "markdown": str(Path(path).with_suffix(".md"))}
     with contextlib.suppress(OSError, ValueError):
-        report = json.loads(Path(path).read_text(encoding="utf-8"))
-        out["open_items"] = [i.get("item") for i in report["left"]["open_items"]]
-        out["failed_checks"] = [c.get("name") for c in report["left"]["failed_checks"]]
+        report = EscalationReport.from_data(json.loads(Path(path).read_text(encoding="utf-8")))
+        out["open_items"] = [i.item for i in report.left.open_items]
+        out["failed_checks"] = [c.name for c in report.left.failed_checks]
     return out
 
 
