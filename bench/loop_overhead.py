@@ -298,11 +298,11 @@ def scripted_turns_per_second(seconds: float = 2.0) -> float:
         }
     )
     tools = script.tools()
-    turns, start = 0, time.perf_counter()
-    while time.perf_counter() - start < seconds:
+    turns, start = 0, time.process_time()  # CPU time, like the loops above
+    while time.process_time() - start < seconds:
         result = donegate.run(script.prompt, model=ScriptedModel(script), tools=tools, max_steps=8)
         turns += result.model_calls
-    return turns / (time.perf_counter() - start)
+    return turns / (time.process_time() - start)
 
 
 def main() -> None:

@@ -48,6 +48,9 @@ def test_iter_sse_fast_shapes_equal_the_line_decoder() -> None:
         "event: \ndata: \n\n",
         ": keep-alive\n\nevent: e\n\n",
         "data:  two spaces\n\n",
+        "data: a\r\n\r\ndata: b\r\n\r\n",
+        "event: x\r\ndata: 1\r\n\r\n\r\n",
+        "data: a\r\n\rdata: b\n",
     ]
     for text in texts:
         assert list(iter_sse(text)) == by_lines(text), text

@@ -85,6 +85,12 @@ def iter_sse(text: str) -> Iterator[tuple[str | None, str]]:
     if _plain_newlines(text):
         yield from _iter_blocks(text)
         return
+    crlf = text.count("\r\n")
+    if crlf and crlf == text.count("\r") == text.count("\n"):  # CRLF only (Google's servers)
+        plain = text.replace("\r\n", "\n")
+        if _plain_newlines(plain):
+            yield from _iter_blocks(plain)
+            return
     decoder = SSEDecoder()
     for line in text.splitlines():
         event = decoder.line(line)
@@ -95,15 +101,16 @@ def iter_sse(text: str) -> Iterator[tuple[str | None, str]]:
         yield event
 
 
-_OTHER_BREAKS = ("\r", "\v", "\f", "\x1c", "\x1d", "\x1e")
-_OTHER_BREAKS_UNICODE = ("\x85", "\u2028", "\u2029")
-
-
 def _plain_newlines(text: str) -> bool:
-    """True when ``\\n`` is the only line break `str.splitlines` would see in `text`."""
-    if any(b in text for b in _OTHER_BREAKS):
+    """True when ``\\n`` is the only line break `str.splitlines` would see in `text`.
+
+    Written out as ``in`` tests: each is one fast scan, quicker than a regex character class.
+    """
+    if "\r" in text or "\v" in text or "\f" in text:
         return False
-    return text.isascii() or not any(b in text for b in _OTHER_BREAKS_UNICODE)
+    if "\x1c" in text or "\x1d" in text or "\x1e" in text:
+        return False
+    return text.isascii() or not ("\x85" in text or "\u2028" in text or "\u2029" in text)
 
 
 def _iter_blocks(text: str) -> Iterator[tuple[str | None, str]]:

@@ -141,7 +141,7 @@ class MessageStream:
 
     def _merge_usage(self, usage: Any) -> None:
         """Usage on ``message_delta`` is cumulative: later non-null counts replace earlier ones."""
-        if isinstance(usage, MAPPING):
+        if usage is not None and isinstance(usage, MAPPING):
             self._usage.update((k, v) for k, v in usage.items() if v is not None)
 
     def _delta(self, payload: Mapping[str, Any]) -> str:

@@ -56,8 +56,9 @@ class ChatStream:
             self.model = chunk["model"]
         if isinstance(chunk.get("id"), str):
             self.id = chunk["id"]
-        if isinstance(chunk.get("usage"), MAPPING):
-            self.usage = parse_usage(chunk["usage"])
+        usage = chunk.get("usage")
+        if usage is not None and isinstance(usage, MAPPING):
+            self.usage = parse_usage(usage)
         choices = chunk.get("choices")
         if not isinstance(choices, list) or not choices or not isinstance(choices[0], MAPPING):
             return ""
@@ -79,7 +80,7 @@ class ChatStream:
             if isinstance(raw, MAPPING):
                 self._call_delta(raw, i)
         legacy = delta.get("function_call")
-        if isinstance(legacy, MAPPING):
+        if legacy is not None and isinstance(legacy, MAPPING):
             slot = self.calls.setdefault(-1, {"id": "call_0", "name": "", "args": []})
             slot["legacy"] = True
             self._merge_function(slot, legacy)
@@ -96,10 +97,12 @@ class ChatStream:
         if isinstance(raw.get("id"), str) and raw["id"]:
             slot["id"] = raw["id"]
         fn = raw.get("function")
-        if isinstance(fn, MAPPING):
+        if fn is not None and isinstance(fn, MAPPING):
             self._merge_function(slot, fn)
         custom = raw.get("custom")
-        if isinstance(custom, MAPPING):  # streamed custom call: ``input`` fragments
+        if custom is not None and isinstance(
+            custom, MAPPING
+        ):  # streamed custom call: ``input`` fragments
             slot["custom"] = True
             if isinstance(custom.get("name"), str):
                 slot["name"] += custom["name"]
