@@ -1,19 +1,34 @@
-"""Worker throughput and SIGKILL-to-resume latency, with a zero-latency scripted model.
+"""Worker throughput (embedded SQLite; Celery + PostgreSQL + Redis against bare Celery) and
+SIGKILL-to-resume latency, with zero-latency scripted models.
 
-Each task is two turns (one side-effecting tool call, then a text-only claim the gate accepts),
-so a task costs: a claim, two journal writes (one per model call, each carrying that call's turn;
-the prompt rides with the first), a ledger lookup, begin and record, the gate, a certificate,
-and the outcome write (carrying the last step's messages). The side effect
-itself takes no time, so the figure is the worker's own overhead.
+Two tasks (`--task`):
+
+* ``realistic`` (the target's task): the task offers the four built-in tools (``read_file``,
+  ``write_file``, ``list_dir``, ``run_command``) and has one ``run: true`` check; the scripted
+  model (``bench/data/realistic.yaml``) calls each tool once over two turns (``run_command``
+  runs ``true``), then claims completion; the gate runs the check and a signed certificate is
+  written. Each task has a workdir of its own holding the ``notes.txt`` it reads.
+* ``minimal``: two turns, one side-effecting user tool that does nothing, no check (the task
+  the previous rounds measured): the worker's own overhead with little harness work.
 
     .venv/bin/python bench/worker_throughput.py                    # embedded SQLite
     .venv/bin/python bench/worker_throughput.py --postgres URL --redis URL   # + Celery
 
-Figures printed:
-* embedded SQLite: tasks/s with N worker processes (`--processes`, default 2) x 2 threads;
-* Celery + PostgreSQL: tasks/s with N Celery workers (threads pool);
+The Celery cases flush the Redis database they are given: on a Redis that tests share, pass a
+database of the bench's own (``--redis redis://HOST:PORT/13``).
+
+Figures printed (steady state: timed from the first claim to the last outcome):
+* embedded SQLite: tasks/s with N worker processes (`--processes`, default 2) x 2 threads,
+  against the target of 300/s for the realistic task;
+* Celery: a bare Celery round trip (a trivial task on the same broker, same app settings, same
+  pool, processes and concurrency, that only counts itself in Redis), then donegate's minimal
+  and realistic tasks through ``donegate worker --engine celery`` on PostgreSQL, then bare again;
+  each donegate rate as a ratio of the mean bare rate (target >= 0.6x);
 * resume latency: a worker holding a task is SIGKILLed; seconds until another worker has
   claimed it (the lease timeout plus the claim poll), against the target of lease + 2 s.
+
+CPU figures are the worker processes' user + system time per task over the same steady state,
+the programs they ran (``run_command``, the check) included.
 """
 
 from __future__ import annotations
@@ -26,7 +41,11 @@ import sys
 import tempfile
 import time
 import uuid
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
+
+import psutil
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -36,7 +55,11 @@ from donegate.store.sql import SqlStore  # noqa: E402
 from donegate.tools import tool  # noqa: E402
 from donegate.worker import submit  # noqa: E402
 
-SCRIPT = ROOT / "tests" / "worker" / "data" / "send.yaml"
+SEND = ROOT / "tests" / "worker" / "data" / "send.yaml"
+REALISTIC = ROOT / "bench" / "data" / "realistic.yaml"
+BARE_TASK = "bench.bare_round_trip"
+COUNTER = "bench:bare:done"
+CELERY_THREADS = 4
 
 
 @tool(side_effect=True)
@@ -45,16 +68,28 @@ def send(to: str, idempotency_key: str | None = None) -> str:
     return f"sent to {to} ({idempotency_key})"
 
 
-def _spec(
-    task_id: str, workdir: str, tool_path: str = "bench.worker_throughput:send"
-) -> dict[str, object]:
+def _spec(kind: str, task_id: str, work: Path, tool_path: str = "") -> dict[str, object]:
+    if kind == "minimal":
+        return {
+            "id": task_id,
+            "prompt": "send ann the news",
+            "type": "bench",
+            "model": f"script:{SEND}",
+            "tools": [{"import": tool_path or "bench.worker_throughput:send", "side_effect": True}],
+            "workdir": str(work),
+            "closure": "model",
+        }
+    workdir = work / "workdirs" / task_id
+    workdir.mkdir(parents=True)
+    (workdir / "notes.txt").write_text("the release is on Friday\n")
     return {
         "id": task_id,
-        "prompt": "send ann the news",
+        "prompt": "Summarise notes.txt into out.txt.",
         "type": "bench",
-        "model": f"script:{SCRIPT}",
-        "tools": [{"import": tool_path, "side_effect": True}],
-        "workdir": workdir,
+        "model": f"script:{REALISTIC}",
+        "tools": ["read_file", "write_file", "list_dir", "run_command"],
+        "checks": [{"run": "true"}],
+        "workdir": str(workdir),
     }
 
 
@@ -72,44 +107,111 @@ def _worker(db: str, *args: str) -> list[str]:
     return [sys.executable, "-m", "donegate", "worker", "--db", db, *args]
 
 
-def _wait_all(store: SqlStore, n: int, timeout: float) -> float:
-    started = time.monotonic()
-    while time.monotonic() - started < timeout:
-        counts = store.counts()
-        if counts.get("done", 0) + counts.get("escalated", 0) + counts.get("failed", 0) >= n:
-            return time.monotonic()
+def _cpu(procs: list[subprocess.Popen[bytes]], last: dict[int, float]) -> float:
+    """CPU seconds the worker processes used so far, the programs they ran and reaped included.
+
+    A process that exited keeps the last figure read (`last`, by pid).
+    """
+    for p in procs:
+        try:
+            t = psutil.Process(p.pid).cpu_times()
+        except psutil.Error:
+            continue
+        last[p.pid] = t.user + t.system + t.children_user + t.children_system
+    return sum(last.values())
+
+
+class Rate:
+    """Tasks per second over the steady state, and the workers' CPU per task over it."""
+
+    def __init__(self, n: int, started: float, ended: float, cpu_s: float) -> None:
+        self.n, self.per_s, self.cpu_ms = n, n / (ended - started), cpu_s / n * 1000
+
+    def __str__(self) -> str:
+        cores = os.cpu_count() or 1
+        ceiling = cores / (self.cpu_ms / 1000) if self.cpu_ms > 0 else float("inf")
+        return (
+            f"{self.per_s:.0f} tasks/s, {self.cpu_ms:.1f} ms CPU/task "
+            f"(CPU-bound ceiling on {cores} idle cores: {ceiling:.0f}/s)"
+        )
+
+
+def _measure(
+    done: Callable[[], int], n: int, procs: list[subprocess.Popen[bytes]], timeout: float = 60
+) -> Rate:
+    """Rate from the first task seen started (or done) to the n-th done, with the CPU between."""
+    last: dict[int, float] = {}
+    started: float | None = None
+    cpu = 0.0
+    seen, moved = -1, time.monotonic()
+    while time.monotonic() - moved < timeout:  # no progress for `timeout` seconds: give up
+        count = done()
+        if count != seen:
+            seen, moved = count, time.monotonic()
+        if started is None and count:
+            started, cpu = time.monotonic(), _cpu(procs, last)
+        if count >= n:
+            ended = time.monotonic()
+            return Rate(n, started or ended, ended, _cpu(procs, last) - cpu)
         time.sleep(0.01)
-    raise SystemExit(f"timed out: {store.counts()}")
+    raise SystemExit(f"no progress for {timeout:g} s at {seen} of {n} done")
 
 
-def _first_claim(store: SqlStore) -> None:
-    while not store.list_tasks(status="running", limit=1) and not store.counts().get("done"):
-        time.sleep(0.002)
+def _finished(store: SqlStore) -> Callable[[], int]:
+    """Tasks ended, plus 1 while the first is merely running (the steady state starts there)."""
+
+    def count() -> int:
+        counts = store.counts()
+        ended = counts.get("done", 0) + counts.get("escalated", 0) + counts.get("failed", 0)
+        return ended or min(1, counts.get("running", 0))
+
+    return count
 
 
-def embedded(n: int, processes: int, work: Path) -> float:
-    db = str(work / "embedded.db")
+def _check_done(store: SqlStore, kind: str, n: int, home: Path) -> None:
+    counts = store.counts()
+    if counts.get("done", 0) != n:
+        raise SystemExit(f"not every task was done: {counts}")
+    certificates = len(list((home / "certificates").glob("*.json")))
+    if kind == "realistic" and certificates < n:
+        raise SystemExit(f"{certificates} certificates for {n} tasks")
+
+
+def embedded(kind: str, n: int, processes: int, work: Path) -> Rate:
+    db = str(work / f"embedded-{kind}.db")
     store = open_store(db)
     for i in range(n):
-        submit(_spec(f"e{i}", str(work)), store)
+        submit(_spec(kind, f"e{kind[0]}{i}", work), store)
     procs = [
         subprocess.Popen(
             _worker(db, "--concurrency", "2", "--poll", "0.01", "--until-idle"),
-            env=_env(work),
+            env=_env(work, DONEGATE_HOME=str(work / f"home-embedded-{kind}")),
             stderr=subprocess.DEVNULL,
         )
         for _ in range(processes)
     ]
-    _first_claim(store)  # measure steady state, not interpreter start-up
-    started = time.monotonic()
-    ended = _wait_all(store, n, 120)
+    rate = _measure(_finished(store), n, procs)
     for p in procs:
-        p.wait(30)
+        p.wait(60)
+    _check_done(store, kind, n, work / f"home-embedded-{kind}")
     store.close()
-    return n / (ended - started)
+    return rate
 
 
-def celery(n: int, processes: int, work: Path, postgres: str, redis_url: str) -> float:
+def _celery_args(broker: str) -> list[str]:
+    return ["--broker", broker, "--pool", "threads", "--concurrency", str(CELERY_THREADS)]
+
+
+def _stop(procs: list[subprocess.Popen[bytes]]) -> None:
+    for p in procs:
+        p.send_signal(signal.SIGTERM)
+    for p in procs:
+        p.wait(60)
+
+
+def celery_donegate(
+    kind: str, n: int, processes: int, work: Path, *, postgres: str, redis_url: str
+) -> Rate:
     import redis
     import sqlalchemy as sa
 
@@ -124,38 +226,95 @@ def celery(n: int, processes: int, work: Path, postgres: str, redis_url: str) ->
     store = open_store(url)
     sender = client(redis_url)
     for i in range(n):
-        record, _ = submit(_spec(f"c{i}", str(work)), store)
+        record, _ = submit(_spec(kind, f"c{kind[0]}{i}", work), store)
         enqueue(sender, record.id)
-    args = ["--engine", "celery", "--broker", redis_url, "--pool", "threads", "--concurrency", "4"]
+    args = ["--engine", "celery", *_celery_args(redis_url)]
     procs = [
         subprocess.Popen(
             _worker(url, *args),
-            env=_env(work),
+            env=_env(work, DONEGATE_HOME=str(work / f"home-celery-{kind}")),
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
         )
         for _ in range(processes)
     ]
     try:
-        _first_claim(store)
-        started = time.monotonic()
-        ended = _wait_all(store, n, 300)
+        rate = _measure(_finished(store), n, procs)
     finally:
-        for p in procs:
-            p.send_signal(signal.SIGTERM)
-        for p in procs:
-            p.wait(30)
+        _stop(procs)
+    try:
+        _check_done(store, kind, n, work / f"home-celery-{kind}")
+        return rate
+    finally:
         store.close()
         with engine.begin() as conn:
             conn.execute(sa.text(f'DROP SCHEMA "{schema}" CASCADE'))
-    return n / (ended - started)
+        engine.dispose()
+
+
+def bare_app(broker: str) -> Any:
+    """donegate's Celery settings (`client`) with one trivial task: count itself in Redis."""
+    import redis
+
+    from donegate.worker.celery_app import client
+
+    app = client(broker)
+    counter = redis.Redis.from_url(broker)
+
+    @app.task(name=BARE_TASK, shared=False)  # type: ignore[untyped-decorator]
+    def bare(i: int) -> None:
+        counter.incr(COUNTER)
+
+    return app
+
+
+def bare_worker(broker: str) -> None:
+    """The bare worker process: the same `worker_main` arguments ``donegate worker`` passes."""
+    from donegate.worker.celery_app import QUEUE
+
+    bare_app(broker).worker_main(
+        [
+            "worker",
+            f"--concurrency={CELERY_THREADS}",
+            "--pool=threads",
+            f"--queues={QUEUE}",
+            "--loglevel=WARNING",
+            "--without-gossip",
+            "--without-mingle",
+            "--without-heartbeat",
+        ]
+    )
+
+
+def celery_bare(n: int, processes: int, work: Path, redis_url: str) -> Rate:
+    import redis
+
+    from donegate.worker.celery_app import QUEUE
+
+    r = redis.Redis.from_url(redis_url)
+    r.flushdb()
+    sender = bare_app(redis_url)
+    for i in range(n):  # as `enqueue` sends donegate's messages
+        sender.send_task(BARE_TASK, args=[i], queue=QUEUE, task_id=f"b{i}:{uuid.uuid4().hex}")
+    command = [sys.executable, __file__, "--bare-worker", redis_url]
+    procs = [
+        subprocess.Popen(
+            command, env=_env(work), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+        )
+        for _ in range(processes)
+    ]
+    try:
+        rate = _measure(lambda: int(r.get(COUNTER) or 0), n, procs)
+    finally:
+        _stop(procs)
+    return rate
 
 
 def resume_latency(work: Path, lease_s: float) -> float:
     """SIGKILL a worker mid-task; seconds until another worker has the task."""
     db = str(work / "resume.db")
     store = open_store(db)
-    submit(_spec("r", str(work), "tests.worker.effects:send"), store)
+    submit(_spec("minimal", "r", work, "tests.worker.effects:send"), store)
     slow = _env(work, DONEGATE_TEST_EFFECT_DELAY="60")  # the effect hangs: kill it mid-effect
     first = subprocess.Popen(
         _worker(db, "--lease", str(lease_s), "--poll", "0.05"),
@@ -187,35 +346,62 @@ def resume_latency(work: Path, lease_s: float) -> float:
         store.close()
 
 
+def _celery_report(args: argparse.Namespace, work: Path, kinds: list[str]) -> None:
+    n, procs = args.tasks, args.processes
+    shape = f"{n} tasks, {procs} workers x {CELERY_THREADS} threads"
+    before = celery_bare(n, procs, work, args.redis)
+    print(f"bare Celery round trip (before): {before} ({shape})", flush=True)
+    rates = {
+        k: celery_donegate(k, n, procs, work, postgres=args.postgres, redis_url=args.redis)
+        for k in kinds
+    }
+    after = celery_bare(n, procs, work, args.redis)
+    print(f"bare Celery round trip (after): {after}")
+    bare = (before.per_s + after.per_s) / 2
+    for kind, rate in rates.items():
+        print(
+            f"Celery + PostgreSQL, {kind} task: {rate} ({shape}) = {rate.per_s / bare:.2f}x "
+            f"the bare round trip ({bare:.0f}/s; target >= 0.6x)"
+        )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--tasks", type=int, default=1000)
     parser.add_argument("--processes", type=int, default=2)
     parser.add_argument("--lease", type=float, default=5.0)
+    parser.add_argument("--task", choices=["realistic", "minimal", "both"], default="both")
     parser.add_argument("--postgres", default=os.environ.get("DONEGATE_TEST_POSTGRES_URL"))
     parser.add_argument("--redis", default=os.environ.get("DONEGATE_TEST_REDIS_URL"))
+    parser.add_argument("--no-resume", action="store_true", help="Skip the SIGKILL case.")
+    parser.add_argument("--no-embedded", action="store_true", help="Skip the embedded case.")
+    parser.add_argument("--bare-worker", metavar="BROKER", help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.bare_worker:
+        bare_worker(args.bare_worker)
+        return
+    kinds = ["realistic", "minimal"] if args.task == "both" else [args.task]
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
-        rate = embedded(args.tasks, args.processes, work)
-        print(
-            f"embedded SQLite: {rate:.0f} tasks/s "
-            f"({args.tasks} two-turn tasks, {args.processes} processes x 2 threads, "
-            f"{os.cpu_count()} cores)"
-        )
-        if args.postgres and args.redis:
-            rate = celery(args.tasks, args.processes, work, args.postgres, args.redis)
+        for kind in [] if args.no_embedded else kinds:
+            rate = embedded(kind, args.tasks, args.processes, work)
+            target = " (target >= 300/s)" if kind == "realistic" else ""
             print(
-                f"Celery + PostgreSQL: {rate:.0f} tasks/s "
-                f"({args.tasks} tasks, {args.processes} workers x 4 threads)"
+                f"embedded SQLite, {kind} task: {rate}{target} "
+                f"({args.tasks} tasks, {args.processes} processes x 2 threads, "
+                f"{os.cpu_count()} cores)",
+                flush=True,
             )
+        if args.postgres and args.redis:
+            _celery_report(args, work, kinds)
         else:
             print("Celery + PostgreSQL: skipped (pass --postgres URL --redis URL)")
-        latency = resume_latency(work, args.lease)
-        print(
-            f"SIGKILL to resume: {latency:.2f} s with a {args.lease:g} s lease "
-            f"(target: lease + 2 s = {args.lease + 2:g} s)"
-        )
+        if not args.no_resume:
+            latency = resume_latency(work, args.lease)
+            print(
+                f"SIGKILL to resume: {latency:.2f} s with a {args.lease:g} s lease "
+                f"(target: lease + 2 s = {args.lease + 2:g} s)"
+            )
 
 
 if __name__ == "__main__":

@@ -17,10 +17,11 @@ import typing as _typing
 from donegate.errors import DonegateError
 from donegate.events import Event, EventSink
 from donegate.finish import FinishTool
-from donegate.loop import Policies, RunResult, Status
+from donegate.loop import Policies
 from donegate.messages import Ending, Message, ToolCall, ToolResult, Turn, Usage
 from donegate.models.base import Model, ModelSettings
 from donegate.models.registry import classify
+from donegate.results import RunResult, Status
 from donegate.run import arun, run, stream
 from donegate.tools import Tool, tool
 

@@ -11,7 +11,19 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-__all__ = ["DATA_DIR_ENV", "DB_ENV", "SIGNING_KEY_ENV", "data_dir", "signing_key_env"]
+__all__ = [
+    "BROKER_ENV",
+    "DATA_DIR_ENV",
+    "DB_ENV",
+    "HOLD_DELIVERY_ENV",
+    "IDEMPOTENCY_KEY_ENV",
+    "PROCESS_TOKEN_ENV",
+    "SERVE_TOKEN_ENV",
+    "SIGNING_KEY_ENV",
+    "data_dir",
+    "hold_delivery",
+    "signing_key_env",
+]
 
 DATA_DIR_ENV = "DONEGATE_HOME"
 """Where donegate keeps its state (default ``~/.donegate``)."""
@@ -19,6 +31,16 @@ DB_ENV = "DONEGATE_DB"
 """The task store's URL or SQLite path (default ``$DONEGATE_HOME/donegate.db``)."""
 SIGNING_KEY_ENV = "DONEGATE_SIGNING_KEY"
 """The certificate signing key (default: ``$DONEGATE_HOME/signing.key``, made on first use)."""
+BROKER_ENV = "DONEGATE_BROKER"
+"""The Celery broker's Redis URL (``--broker``)."""
+SERVE_TOKEN_ENV = "DONEGATE_SERVE_TOKEN"
+"""Tokens for ``donegate serve`` (``NAME:SECRET``, comma-separated for several)."""
+HOLD_DELIVERY_ENV = "DONEGATE_TEST_HOLD_DELIVERY"
+"""Set (non-empty): the outbox delivers nothing (tests hold notices back to watch them wait)."""
+IDEMPOTENCY_KEY_ENV = "DONEGATE_IDEMPOTENCY_KEY"
+"""Set for a notification command: the notice's idempotency key (read by the command)."""
+PROCESS_TOKEN_ENV = "DONEGATE_PROCESS_TOKEN"
+"""Set in every child the harness starts, so its leftovers can be found and ended."""
 
 
 def data_dir() -> Path:
@@ -30,3 +52,8 @@ def data_dir() -> Path:
 def signing_key_env() -> str | None:
     """``$DONEGATE_SIGNING_KEY`` when set (even empty: the signer rejects a weak key)."""
     return os.environ.get(SIGNING_KEY_ENV)
+
+
+def hold_delivery() -> bool:
+    """True while ``$DONEGATE_TEST_HOLD_DELIVERY`` is set and non-empty."""
+    return bool(os.environ.get(HOLD_DELIVERY_ENV))

@@ -18,12 +18,17 @@ DonegateError                 base of everything below
 ├── ToolError                 a tool raised; the loop turns it into an error result
 │   └── ToolStubError         a script's stub raised as scripted (``raises: MESSAGE``)
 ├── EffectDivergence          an idempotency key's recorded call is not the call now asking
-└── EffectOutcomeUnknown      a side effect begun by a run that died, of a tool that cannot say
+├── EffectOutcomeUnknown      a side effect begun by a run that died, of a tool that cannot say
+├── StoreError                the store failed under a running process (not a misuse)
+│   ├── StoreUnavailable      it stopped answering, and kept not answering for its patience
+│   ├── StoreGone             the SQLite file was deleted or replaced (another inode)
+│   └── DiskFull              no space left (or a file-size limit) where it writes
+└── LeaseLost                 a worker wrote under a lease it no longer holds
 ```
 
 Control flow is never signalled by exceptions: the loop returns tagged steps. (The few
 exceptions that carry a signal inside one module, such as the worker's ``Halted``, are private to
-it and are not part of this tree.) The store's errors join it from `donegate.store.base`. This
+it and are not part of this tree.) The store's errors are re-exported by `donegate.store`. This
 module is the bottom layer: it imports nothing from donegate.
 """
 
@@ -32,17 +37,22 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 __all__ = [
+    "DiskFull",
     "DonegateError",
     "EffectDivergence",
     "EffectOutcomeUnknown",
     "FileError",
     "HookInputError",
+    "LeaseLost",
     "LocatedError",
     "MissingExtra",
     "ProtectError",
     "RecordingMismatch",
     "ScriptError",
     "ScriptExhausted",
+    "StoreError",
+    "StoreGone",
+    "StoreUnavailable",
     "TaskSpecError",
     "TodoStateError",
     "ToolError",
@@ -197,3 +207,35 @@ class EffectOutcomeUnknown(DonegateError):
         self.why = why
         self.tool = tool
         self.arguments = arguments
+
+
+# -- the store (re-exported by donegate.store and donegate.store.base) ----------------------
+
+
+class StoreError(DonegateError):
+    """The store failed under a running process: not a misuse, and not the task's fault."""
+
+
+class StoreUnavailable(StoreError):
+    """The store stopped answering (refused or dropped connections, a server restarting)."""
+
+
+class StoreGone(StoreError):
+    """The SQLite file the store opened was deleted or replaced by another file (inode).
+
+    Writing on would land in an unlinked file nobody will read, or in a file that is not the
+    one the tasks were claimed from; the process must stop using it.
+    """
+
+
+class DiskFull(StoreError):
+    """No space left, or a file-size limit hit, where the store (or the worker) writes."""
+
+
+class LeaseLost(DonegateError):
+    """A worker wrote under a lease it no longer holds; the write did not land."""
+
+    def __init__(self, task_id: str, epoch: int) -> None:
+        super().__init__(f"task {task_id}: lease epoch {epoch} is no longer held")
+        self.task_id = task_id
+        self.epoch = epoch

@@ -179,3 +179,10 @@ def fan_out(*sinks: EventSink | None) -> EventSink | None:
             sink(event)
 
     return emit
+
+
+class NullSink:
+    """A sink that drops every event: the default, so the loop never asks whether it has one."""
+
+    def __call__(self, event: Event) -> None:
+        """Drop `event`."""

@@ -9,13 +9,34 @@ from __future__ import annotations
 
 import time
 from collections.abc import Generator, Mapping, Sequence
-from dataclasses import dataclass, replace
-from typing import Any, Literal, Protocol, TypeAlias
+from dataclasses import dataclass, field, replace
+from typing import Any, Literal, assert_never
 
-from donegate.events import EventSink, ModelCalled, Progress, RunEnded, ToolCalled, TurnAppended
+from donegate.actions import (
+    CONTINUE,
+    Action,
+    CallModel,
+    Continue,
+    Gate,
+    Judge,
+    RunTools,
+    Step,
+    Steps,
+    Stop,
+    Verdict,
+)
+from donegate.events import (
+    EventSink,
+    ModelCalled,
+    NullSink,
+    Progress,
+    RunEnded,
+    ToolCalled,
+    TurnAppended,
+)
 from donegate.finish import FinishTool
 from donegate.messages import Ending, Message, TextPart, ToolCall, ToolResult, Turn, Usage
-from donegate.models.base import Model, ModelRequest, ModelSettings
+from donegate.models.base import Model, ModelRequest, ModelSettings, ToolSpec
 from donegate.results import _TERMINAL, RunResult, Status, ToolCallRecord
 from donegate.tools import Tool, error_result
 
@@ -74,68 +95,6 @@ class Policies:
     is the provider's own description of it."""
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
-class Verdict:
-    """A completion gate's answer to a claim of completion."""
-
-    action: Literal["accept", "continue", "stop"]
-    """Accept the claim, continue with `message`, or stop without accepting."""
-    message: str = ""
-    """The nudge sent as the next user message on ``continue``."""
-    reason: str = ""
-    """Why, for the result and the record."""
-
-
-class Gate(Protocol):
-    """Decides whether a claimed completion is done (the harness implements it)."""
-
-    def judge(self, claim: Turn, transcript: Sequence[Message], output: Any) -> Verdict:
-        """Judge a text-only end of turn or a finish-tool call."""
-        ...
-
-
-# -- actions the algorithm yields --------------------------------------------------------------
-
-
-@dataclass(frozen=True, kw_only=True, slots=True)
-class CallModel:
-    """Call `model` with `request`; send back the classified `Turn`."""
-
-    model: Model
-    """The model to call (the fallback after a refusal)."""
-    request: ModelRequest
-    """The request."""
-    step: int
-    """1-based model-call number."""
-
-
-@dataclass(frozen=True, kw_only=True, slots=True)
-class RunTools:
-    """Run these calls (concurrently when several); send back `ToolCallRecord`s in call order."""
-
-    step: int
-    """The model call that asked."""
-    calls: tuple[tuple[ToolCall, Tool | None, str | None], ...]
-    """Each call with its tool (None if unknown) and idempotency key (side effects only)."""
-
-
-@dataclass(frozen=True, kw_only=True, slots=True)
-class Judge:
-    """Ask the gate about a claim; send back a `Verdict`."""
-
-    gate: Gate
-    """The gate."""
-    claim: Turn
-    """The turn that claims completion."""
-    transcript: tuple[Message, ...]
-    """The conversation so far, the claim included."""
-    output: Any
-    """The finish tool's validated output, if a finish tool made the claim."""
-
-
-Action: TypeAlias = CallModel | RunTools | Judge
-
-
 @dataclass(kw_only=True, slots=True)
 class LoopConfig:
     """Everything one run needs, resolved (no strings left to interpret)."""
@@ -149,7 +108,94 @@ class LoopConfig:
     budget_tokens: int | None = None
     run_id: str = "run"
     gate: Gate | None = None
-    sink: EventSink | None = None
+    sink: EventSink = field(default_factory=NullSink)
+
+
+@dataclass(kw_only=True, slots=True)
+class Retries:
+    """Consecutive failures per kind; a kind's count is reset by any turn of another ending."""
+
+    truncated: int = 0
+    """Truncated turns in a row."""
+    malformed: int = 0
+    """Malformed tool-call turns in a row."""
+    paused: int = 0
+    """Paused turns in a row."""
+    finish: int = 0
+    """Invalid finish-tool arguments (never reset: counted over the whole run)."""
+
+    def keep_only(self, ending: Ending) -> None:
+        """Reset the counters of the failures this turn did not repeat."""
+        if ending is not Ending.TRUNCATED:
+            self.truncated = 0
+        if ending is not Ending.MALFORMED_TOOL_CALL:
+            self.malformed = 0
+        if ending is not Ending.PAUSED:
+            self.paused = 0
+
+
+@dataclass(kw_only=True, slots=True)
+class RunState:
+    """What one run has done so far; the handlers read and grow it."""
+
+    config: LoopConfig
+    transcript: list[Message]
+    """The conversation, mutated in place (the caller's list)."""
+    model: Model
+    """The model asked next (the fallback after a refusal)."""
+    settings: ModelSettings
+    """The next request's settings (a truncation retry doubles the output limit)."""
+    tool_specs: tuple[ToolSpec, ...]
+    """The tools offered on every request (the finish tool last)."""
+    calls: int = 0
+    """Model calls made; the current step number."""
+    usage: Usage = field(default_factory=Usage)
+    turns: list[Turn] = field(default_factory=list)
+    records: list[ToolCallRecord] = field(default_factory=list)
+    retries: Retries = field(default_factory=Retries)
+    fell_back: bool = False
+
+    @property
+    def at_step_limit(self) -> bool:
+        """True when no further model call is allowed."""
+        return self.calls >= self.config.max_steps
+
+    def append(self, *messages: Message) -> None:
+        """Grow the transcript and say so (persistence hangs off this event)."""
+        self.transcript.extend(messages)
+        self.config.sink(TurnAppended(step=self.calls, messages=messages))
+
+    def record(self, record: ToolCallRecord) -> None:
+        """Keep an answered call and say so."""
+        self.records.append(record)
+        self.config.sink(ToolCalled(record=record))  # as measured where the tool ran
+
+    def unanswered(self, batch: Sequence[ToolCall], why: str) -> list[ToolResult]:
+        """Answer `batch` with errors without running it; each answer is recorded."""
+        out = []
+        for call in batch:
+            result = error_result(call, why)
+            self.record(ToolCallRecord(step=self.calls, call=call, result=result, executed=False))
+            out.append(result)
+        return out
+
+    def end(self, stop: Stop) -> RunResult:
+        """The run's result; `RunEnded` is the last event."""
+        last = self.turns[-1] if self.turns else None
+        result = RunResult(
+            status=stop.status,
+            text=last.text if last is not None else "",
+            output=stop.output,
+            transcript=tuple(self.transcript),
+            model_calls=self.calls,
+            tool_calls=tuple(self.records),
+            usage=self.usage,
+            ending=last.ending if last is not None else None,
+            reason=stop.reason,
+            turns=tuple(self.turns),
+        )
+        self.config.sink(RunEnded(result=result, ending=result.ending))
+        return result
 
 
 def agent_loop(config: LoopConfig, transcript: list[Message]) -> Generator[Action, Any, RunResult]:
@@ -157,7 +203,7 @@ def agent_loop(config: LoopConfig, transcript: list[Message]) -> Generator[Actio
 
     1. Guards, before every call: `max_steps` counts model calls; `budget_tokens` the usage.
     2. Call the model and classify the response at once; nothing is appended yet.
-    3. Act on the ending:
+    3. Act on the ending (one handler each, `_dispatch`):
        - ``tool_use``: answer every call exactly once, in call order, paired by id; a raising
          tool becomes an error result. A finish-tool call with valid arguments is a claim (5).
          If this was the last allowed call, the calls are recorded as not executed and the run
@@ -177,261 +223,258 @@ def agent_loop(config: LoopConfig, transcript: list[Message]) -> Generator[Actio
     5. A claim ends the run ``complete`` unless a gate says to continue (its nudge becomes the
        next user message) or to stop (``gated``).
     """
-    policies = config.policies
-    settings = config.settings
-    model = config.model
     tool_specs = tuple(t.spec for t in config.tools.values())
     if config.finish is not None:
         tool_specs = (*tool_specs, config.finish.spec)
-    turns: list[Turn] = []
-    records: list[ToolCallRecord] = []
-    usage = Usage()
-    calls = 0
-    retries = {"truncated": 0, "malformed": 0, "paused": 0, "finish": 0}
-    fell_back = False
-
-    def emit_appended(step: int, *messages: Message) -> None:
-        transcript.extend(messages)
-        if config.sink is not None:
-            config.sink(TurnAppended(step=step, messages=messages))
-
-    def end(status: Status, reason: str, *, output: Any = None) -> RunResult:
-        last = turns[-1] if turns else None
-        result = RunResult(
-            status=status,
-            text=last.text if last is not None else "",
-            output=output,
-            transcript=tuple(transcript),
-            model_calls=calls,
-            tool_calls=tuple(records),
-            usage=usage,
-            ending=last.ending if last is not None else None,
-            reason=reason,
-            turns=tuple(turns),
-        )
-        if config.sink is not None:
-            config.sink(RunEnded(result=result, ending=result.ending))
-        return result
-
-    def unanswered(step: int, batch: Sequence[ToolCall], why: str) -> list[ToolResult]:
-        out = []
-        for call in batch:
-            result = error_result(call, why)
-            records.append(ToolCallRecord(step=step, call=call, result=result, executed=False))
-            if config.sink is not None:
-                config.sink(ToolCalled(step=step, call=call, result=result, executed=False))
-            out.append(result)
-        return out
-
-    while True:
-        # 1. Guards.
-        if calls >= config.max_steps:
-            return end(Status.MAX_STEPS, f"step limit of {config.max_steps} model calls reached")
-        if config.budget_tokens is not None and usage.total_tokens >= config.budget_tokens:
-            return end(
-                Status.BUDGET_EXCEEDED,
-                f"token budget of {config.budget_tokens} spent ({usage.total_tokens} used)",
-            )
-
-        # 2. Call and classify.
-        calls += 1
-        request = ModelRequest(
-            model=model.name, messages=tuple(transcript), tools=tool_specs, settings=settings
-        )
-        started = time.perf_counter()
-        turn: Turn = yield CallModel(model=model, request=request, step=calls)
-        turns.append(turn)
-        usage = usage + turn.usage
-        if config.sink is not None:
-            config.sink(
-                ModelCalled(
-                    step=calls,
-                    model=model.name,
-                    turn=turn,
-                    duration_s=time.perf_counter() - started,
-                )
-            )
-            for part in turn.thinking:
-                if part.progress and part.text:
-                    config.sink(Progress(step=calls, text=part.text))
-
-        # 3. Act on the ending. Retry budgets are per run of consecutive failures.
-        ending = turn.ending
-        for kind, kept in (
-            ("truncated", Ending.TRUNCATED),
-            ("malformed", Ending.MALFORMED_TOOL_CALL),
-            ("paused", Ending.PAUSED),
-        ):
-            if ending is not kept:
-                retries[kind] = 0
-        if ending is Ending.TOOL_USE:
-            batch = turn.tool_calls
-            finish_call = next(
-                (c for c in batch if config.finish and c.name == config.finish.name), None
-            )
-            if finish_call is not None and config.finish is not None:
-                output, problem = config.finish.validate(finish_call.arguments or {})
-                others = [c for c in batch if c is not finish_call]
-                if problem is None:
-                    accepted = ToolResult(
-                        call_id=finish_call.id, name=finish_call.name, content="Answer received."
-                    )
-                    records.append(
-                        ToolCallRecord(step=calls, call=finish_call, result=accepted, executed=True)
-                    )
-                    results = [accepted, *unanswered(calls, others, "not run: the run finished")]
-                    emit_appended(
-                        calls, turn.message, Message.tool_results(_in_order(batch, results))
-                    )
-                    verdict = yield from _judge(config, turn, transcript, output)
-                    if verdict is None or verdict.action == "accept":
-                        return end(Status.COMPLETE, "finish tool called", output=output)
-                    if verdict.action == "stop":
-                        return end(Status.GATED, verdict.reason)
-                    emit_appended(calls, Message.user(verdict.message))
-                    continue
-                retries["finish"] += 1
-                if retries["finish"] > policies.finish_retries:
-                    unanswered(calls, batch, "not run: invalid final answer")
-                    return end(
-                        Status.MALFORMED_TOOL_CALL,
-                        f"{config.finish.name} arguments invalid {retries['finish']} times: "
-                        f"{problem}",
-                    )
-                bad = error_result(finish_call, f"invalid answer: {problem}. Call it again.")
-                records.append(
-                    ToolCallRecord(step=calls, call=finish_call, result=bad, executed=False)
-                )
-                if calls >= config.max_steps:
-                    done = unanswered(calls, others, "not run: the step limit was reached")
-                else:
-                    done = yield from _run_batch(config, calls, others, records)
-                emit_appended(
-                    calls, turn.message, Message.tool_results(_in_order(batch, [bad, *done]))
-                )
-                continue
-            if calls >= config.max_steps:
-                results = unanswered(calls, batch, "not run: the step limit was reached")
-                emit_appended(calls, turn.message, Message.tool_results(results))
-                return end(
-                    Status.MAX_STEPS,
-                    f"step limit of {config.max_steps} model calls reached; "
-                    f"{len(batch)} requested tool call(s) not executed",
-                )
-            done = yield from _run_batch(config, calls, batch, records)
-            emit_appended(calls, turn.message, Message.tool_results(done))
-            continue
-
-        # An empty turn that carries thinking (an Opus 5.5 progress update) is a report, not a
-        # failure, when a gate decides completion: the gate continues it.
-        claim = ending is Ending.COMPLETE or (
-            ending is Ending.EMPTY and config.gate is not None and bool(turn.thinking)
-        )
-        if claim:
-            emit_appended(calls, turn.message)
-            verdict = yield from _judge(config, turn, transcript, None)
-            if verdict is None or verdict.action == "accept":
-                return end(Status.COMPLETE, "the model finished its turn")
-            if verdict.action == "stop":
-                return end(Status.GATED, verdict.reason)
-            emit_appended(calls, Message.user(verdict.message))
-            continue
-
-        if ending is Ending.TRUNCATED:
-            partial = bool(turn.tool_calls)
-            retries["truncated"] += 1
-            if policies.truncation == "fail" or retries["truncated"] > policies.truncation_retries:
-                if partial:
-                    unanswered(calls, turn.tool_calls, "not run: the call was cut off")
-                what = "a tool call" if partial else "the answer"
-                return end(Status.TRUNCATED, f"output limit reached while writing {what}")
-            if policies.truncation == "resume" and not partial and turn.text:
-                emit_appended(
-                    calls,
-                    Message(role="assistant", parts=(TextPart(text=turn.text),)),
-                    Message.user(policies.resume_prompt),
-                )
-            else:
-                limit = settings.max_tokens or policies.default_max_tokens
-                settings = replace(settings, max_tokens=limit * 2)
-            continue
-
-        if ending is Ending.MALFORMED_TOOL_CALL:
-            retries["malformed"] += 1
-            batch = turn.tool_calls
-            if retries["malformed"] > policies.malformed_retries:
-                unanswered(calls, batch, "not run: malformed arguments")
-                return end(Status.MALFORMED_TOOL_CALL, turn.detail or "malformed tool call")
-            if not batch:
-                # The provider rejected the call itself and sent none back: there is no call
-                # to answer, so the problem is named in a user message instead.
-                if turn.message.parts:
-                    emit_appended(calls, turn.message)
-                emit_appended(calls, Message.user(_malformed_prompt(policies, turn.detail)))
-                continue
-            results = [
-                error_result(c, f"arguments for {c.name} did not parse: {c.parse_error}")
-                if c.parse_error
-                else error_result(c, "not run: another call in this turn was malformed")
-                for c in batch
-            ]
-            for c, r in zip(batch, results, strict=True):
-                records.append(ToolCallRecord(step=calls, call=c, result=r, executed=False))
-            emit_appended(calls, turn.message, Message.tool_results(results))
-            continue
-
-        if ending is Ending.PAUSED:
-            retries["paused"] += 1
-            if retries["paused"] > policies.pause_retries:
-                return end(Status.MAX_STEPS, f"paused turn resent {policies.pause_retries} times")
-            emit_appended(calls, turn.message)
-            continue
-
-        if ending is Ending.REFUSED:
-            fallback = policies.fallback_model
-            if fallback is not None and not fell_back and turn.detail not in policies.no_fallback:
-                fell_back, model = True, fallback
-                continue
-            why = f" ({turn.detail})" if turn.detail else ""
-            return end(Status.REFUSED, f"the model refused{why}")
-
-        status = _TERMINAL[ending]
-        detail = f": {turn.detail}" if turn.detail else ""
-        return end(status, f"turn ended {ending.value}{detail}")
-
-
-def _judge(
-    config: LoopConfig, claim: Turn, transcript: list[Message], output: Any
-) -> Generator[Action, Any, Verdict | None]:
-    if config.gate is None:
-        return None
-    verdict: Verdict = yield Judge(
-        gate=config.gate, claim=claim, transcript=tuple(transcript), output=output
+    state = RunState(
+        config=config,
+        transcript=transcript,
+        model=config.model,
+        settings=config.settings,
+        tool_specs=tool_specs,
     )
-    return verdict
+    while True:
+        stop = _guard(state)
+        if stop is not None:
+            return state.end(stop)
+        turn = yield from _call_model(state)
+        state.retries.keep_only(turn.ending)
+        step = yield from _dispatch(state, turn)
+        match step:
+            case Continue():
+                continue
+            case Stop():
+                return state.end(step)
+            case _:
+                assert_never(step)
+
+
+def _guard(state: RunState) -> Stop | None:
+    """Step 1: the limits checked before every model call."""
+    config = state.config
+    if state.at_step_limit:
+        return Stop(Status.MAX_STEPS, f"step limit of {config.max_steps} model calls reached")
+    spent = state.usage.total_tokens
+    if config.budget_tokens is not None and spent >= config.budget_tokens:
+        return Stop(
+            Status.BUDGET_EXCEEDED, f"token budget of {config.budget_tokens} spent ({spent} used)"
+        )
+    return None
+
+
+def _call_model(state: RunState) -> Generator[Action, Any, Turn]:
+    """Step 2: one model call, classified; the turn is kept but nothing is appended yet."""
+    state.calls += 1
+    model = state.model
+    request = ModelRequest(
+        model=model.name,
+        messages=tuple(state.transcript),
+        tools=state.tool_specs,
+        settings=state.settings,
+    )
+    started = time.perf_counter()
+    turn: Turn = yield CallModel(model=model, request=request, step=state.calls)
+    state.turns.append(turn)
+    state.usage = state.usage + turn.usage
+    sink = state.config.sink
+    duration = time.perf_counter() - started
+    sink(ModelCalled(step=state.calls, model=model.name, turn=turn, duration_s=duration))
+    for part in turn.thinking:
+        if part.progress and part.text:
+            sink(Progress(step=state.calls, text=part.text))
+    return turn
+
+
+def _dispatch(state: RunState, turn: Turn) -> Steps:
+    """Step 3: the handler for this turn's ending (a new `Ending` is a type error here)."""
+    ending = turn.ending
+    match ending:
+        case Ending.TOOL_USE:
+            return (yield from _on_tool_use(state, turn))
+        case Ending.COMPLETE:
+            state.append(turn.message)
+            return (yield from _claim(state, turn, None, "the model finished its turn"))
+        case Ending.EMPTY if state.config.gate is not None and turn.thinking:
+            # An empty turn that carries thinking (an Opus 5.5 progress update) is a report,
+            # not a failure, when a gate decides completion: the gate continues it.
+            state.append(turn.message)
+            return (yield from _claim(state, turn, None, "the model finished its turn"))
+        case Ending.TRUNCATED:
+            return _on_truncated(state, turn)
+        case Ending.MALFORMED_TOOL_CALL:
+            return _on_malformed(state, turn)
+        case Ending.PAUSED:
+            return _on_paused(state, turn)
+        case Ending.REFUSED:
+            return _on_refused(state, turn)
+        case Ending.EMPTY | Ending.FILTERED | Ending.CONTEXT_EXCEEDED | Ending.ERROR:
+            detail = f": {turn.detail}" if turn.detail else ""
+            return Stop(_TERMINAL[ending], f"turn ended {ending.value}{detail}")
+        case _:
+            assert_never(ending)
+
+
+def _claim(state: RunState, turn: Turn, output: Any, why: str) -> Steps:
+    """Step 5: a claim of completion (already appended), put to the gate when there is one."""
+    gate = state.config.gate
+    if gate is None:
+        return Stop(Status.COMPLETE, why, output=output)
+    verdict: Verdict = yield Judge(
+        gate=gate, claim=turn, transcript=tuple(state.transcript), output=output
+    )
+    match verdict.action:
+        case "accept":
+            return Stop(Status.COMPLETE, why, output=output)
+        case "stop":
+            return Stop(Status.GATED, verdict.reason)
+        case "continue":
+            state.append(Message.user(verdict.message))
+            return CONTINUE
+        case _:
+            assert_never(verdict.action)
+
+
+def _on_tool_use(state: RunState, turn: Turn) -> Steps:
+    """Answer every call in order; a finish-tool call among them is a claim."""
+    finish = state.config.finish
+    batch = turn.tool_calls
+    if finish is not None:
+        finish_call = next((c for c in batch if c.name == finish.name), None)
+        if finish_call is not None:
+            return (yield from _on_finish(state, turn, finish, finish_call))
+    if state.at_step_limit:
+        results = state.unanswered(batch, "not run: the step limit was reached")
+        state.append(turn.message, Message.tool_results(results))
+        return Stop(
+            Status.MAX_STEPS,
+            f"step limit of {state.config.max_steps} model calls reached; "
+            f"{len(batch)} requested tool call(s) not executed",
+        )
+    done = yield from _run_batch(state, batch)
+    state.append(turn.message, Message.tool_results(done))
+    return CONTINUE
+
+
+def _on_finish(state: RunState, turn: Turn, finish: FinishTool, finish_call: ToolCall) -> Steps:
+    """A finish-tool call: valid arguments are a claim, invalid ones are fed back (bounded)."""
+    batch = turn.tool_calls
+    others = [c for c in batch if c is not finish_call]
+    output, problem = finish.validate(finish_call.arguments or {})
+    if problem is None:
+        accepted = ToolResult(
+            call_id=finish_call.id, name=finish_call.name, content="Answer received."
+        )
+        state.records.append(
+            ToolCallRecord(step=state.calls, call=finish_call, result=accepted, executed=True)
+        )
+        results = [accepted, *state.unanswered(others, "not run: the run finished")]
+        state.append(turn.message, Message.tool_results(_in_order(batch, results)))
+        return (yield from _claim(state, turn, output, "finish tool called"))
+    state.retries.finish += 1
+    if state.retries.finish > state.config.policies.finish_retries:
+        state.unanswered(batch, "not run: invalid final answer")
+        return Stop(
+            Status.MALFORMED_TOOL_CALL,
+            f"{finish.name} arguments invalid {state.retries.finish} times: {problem}",
+        )
+    bad = error_result(finish_call, f"invalid answer: {problem}. Call it again.")
+    state.records.append(
+        ToolCallRecord(step=state.calls, call=finish_call, result=bad, executed=False)
+    )
+    if state.at_step_limit:
+        done = state.unanswered(others, "not run: the step limit was reached")
+    else:
+        done = yield from _run_batch(state, others)
+    state.append(turn.message, Message.tool_results(_in_order(batch, [bad, *done])))
+    return CONTINUE
+
+
+def _on_truncated(state: RunState, turn: Turn) -> Step:
+    """Retry with a doubled output limit, or ask to resume; a partial call never runs."""
+    policies = state.config.policies
+    partial = bool(turn.tool_calls)
+    state.retries.truncated += 1
+    if policies.truncation == "fail" or state.retries.truncated > policies.truncation_retries:
+        if partial:
+            state.unanswered(turn.tool_calls, "not run: the call was cut off")
+        what = "a tool call" if partial else "the answer"
+        return Stop(Status.TRUNCATED, f"output limit reached while writing {what}")
+    if policies.truncation == "resume" and not partial and turn.text:
+        state.append(
+            Message(role="assistant", parts=(TextPart(text=turn.text),)),
+            Message.user(policies.resume_prompt),
+        )
+    else:
+        limit = state.settings.max_tokens or policies.default_max_tokens
+        state.settings = replace(state.settings, max_tokens=limit * 2)
+    return CONTINUE
+
+
+def _on_malformed(state: RunState, turn: Turn) -> Step:
+    """Feed the parse errors back as error results, on a bounded budget."""
+    policies = state.config.policies
+    batch = turn.tool_calls
+    state.retries.malformed += 1
+    if state.retries.malformed > policies.malformed_retries:
+        state.unanswered(batch, "not run: malformed arguments")
+        return Stop(Status.MALFORMED_TOOL_CALL, turn.detail or "malformed tool call")
+    if not batch:
+        # The provider rejected the call itself and sent none back: there is no call to
+        # answer, so the problem is named in a user message instead.
+        if turn.message.parts:
+            state.append(turn.message)
+        state.append(Message.user(_malformed_prompt(policies, turn.detail)))
+        return CONTINUE
+    results = [
+        error_result(c, f"arguments for {c.name} did not parse: {c.parse_error}")
+        if c.parse_error
+        else error_result(c, "not run: another call in this turn was malformed")
+        for c in batch
+    ]
+    for c, r in zip(batch, results, strict=True):
+        state.records.append(ToolCallRecord(step=state.calls, call=c, result=r, executed=False))
+    state.append(turn.message, Message.tool_results(results))
+    return CONTINUE
+
+
+def _on_paused(state: RunState, turn: Turn) -> Step:
+    """Resend the paused assistant content as-is, a bounded number of times."""
+    retries = state.config.policies.pause_retries
+    state.retries.paused += 1
+    if state.retries.paused > retries:
+        return Stop(Status.MAX_STEPS, f"paused turn resent {retries} times")
+    state.append(turn.message)
+    return CONTINUE
+
+
+def _on_refused(state: RunState, turn: Turn) -> Step:
+    """Never retried on the same model; once on the fallback model, if any and allowed."""
+    policies = state.config.policies
+    fallback = policies.fallback_model
+    if fallback is not None and not state.fell_back and turn.detail not in policies.no_fallback:
+        state.fell_back, state.model = True, fallback
+        return CONTINUE
+    why = f" ({turn.detail})" if turn.detail else ""
+    return Stop(Status.REFUSED, f"the model refused{why}")
 
 
 def _run_batch(
-    config: LoopConfig,
-    step: int,
-    batch: Sequence[ToolCall],
-    records: list[ToolCallRecord],
+    state: RunState, batch: Sequence[ToolCall]
 ) -> Generator[Action, Any, list[ToolResult]]:
+    """Ask the driver to run `batch`; side-effecting calls get ``<run_id>:<step>:<i>`` keys."""
+    tools, step = state.config.tools, state.calls
     planned = tuple(
         (
             call,
-            config.tools.get(call.name),
-            f"{config.run_id}:{step}:{i}"
-            if (t := config.tools.get(call.name)) is not None and t.side_effect
-            else None,
+            tool,
+            f"{state.config.run_id}:{step}:{i}" if tool is not None and tool.side_effect else None,
         )
         for i, call in enumerate(batch)
+        for tool in (tools.get(call.name),)
     )
     done: list[ToolCallRecord] = yield RunTools(step=step, calls=planned)
-    records.extend(done)
-    if config.sink is not None:
-        for r in done:
-            config.sink(ToolCalled(record=r))  # the record as measured where the tool ran
+    for record in done:
+        state.record(record)
     return [r.result for r in done]
 
 

@@ -11,6 +11,7 @@ import json
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
+from functools import cached_property
 from typing import Any, Literal, TypeAlias
 
 __all__ = [
@@ -224,9 +225,14 @@ Part: TypeAlias = (
 )
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
+@dataclass(frozen=True, kw_only=True)
 class Message:
-    """One message of a transcript."""
+    """One message of a transcript.
+
+    Not slotted, unlike the parts: its derived views (`text`, `tool_calls`, `results`) are
+    computed once and kept in the instance (the parts are frozen), since the loop and the
+    adapters read them on every turn for every message of the history.
+    """
 
     role: Role
     """``system``, ``user``, ``assistant`` or ``tool`` (tool results)."""
@@ -248,17 +254,17 @@ class Message:
         """A message carrying tool results, in the order given."""
         return cls(role="tool", parts=tuple(results))
 
-    @property
+    @cached_property
     def text(self) -> str:
         """The visible text of the message."""
         return "".join(p.text for p in self.parts if isinstance(p, TextPart))
 
-    @property
+    @cached_property
     def tool_calls(self) -> tuple[ToolCall, ...]:
         """The client tool calls in the message."""
         return tuple(p for p in self.parts if isinstance(p, ToolCall))
 
-    @property
+    @cached_property
     def results(self) -> tuple[ToolResult, ...]:
         """The tool results in the message."""
         return tuple(p for p in self.parts if isinstance(p, ToolResult))

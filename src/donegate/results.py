@@ -21,9 +21,11 @@ from typing import Any, Literal, TypeAlias
 from donegate.messages import Ending, Message, ToolCall, ToolResult, Turn, Usage
 
 __all__ = [
+    "TASK_OUTCOMES",
     "TASK_TERMINAL",
     "RunResult",
     "Status",
+    "TaskOutcome",
     "TaskStatus",
     "ToolCallRecord",
     "task_status",
@@ -76,10 +78,14 @@ TASK_TERMINAL: frozenset[str] = frozenset(
 )
 """Task statuses a task leaves only by a person's `retry`, `resolve` or `approve`."""
 
-RunOutcome: TypeAlias = Literal["done", "awaiting_review", "escalated", "failed"]
+TaskOutcome: TypeAlias = Literal["done", "awaiting_review", "escalated", "failed"]
+"""The task statuses a run ends in (what `task_status` gives; `cancelled` is a person's)."""
+
+TASK_OUTCOMES: tuple[TaskOutcome, ...] = ("done", "awaiting_review", "escalated", "failed")
+"""Every `TaskOutcome`, in the order reports and charts show them."""
 
 
-def task_status(status: Status, *, human_closure: bool = False) -> RunOutcome:
+def task_status(status: Status, *, human_closure: bool = False) -> TaskOutcome:
     """The task status a run's `Status` gives: the one Status -> TaskStatus table.
 
     A complete run is ``done`` (``awaiting_review`` when a person closes it); a run a gate

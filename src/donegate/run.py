@@ -10,21 +10,13 @@ import asyncio
 import time
 from collections.abc import AsyncIterator, Callable, Generator, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any, TypedDict, Unpack
+from typing import Any, TypedDict, Unpack, assert_never
 
+from donegate.actions import Action, CallModel, Gate, Judge, RunTools
 from donegate.errors import UserError
-from donegate.events import Event, EventSink, RunEnded, TextDelta, fan_out
+from donegate.events import Event, EventSink, NullSink, RunEnded, TextDelta, fan_out
 from donegate.finish import FinishTool, as_finish_tool
-from donegate.loop import (
-    Action,
-    CallModel,
-    Gate,
-    Judge,
-    LoopConfig,
-    Policies,
-    RunTools,
-    agent_loop,
-)
+from donegate.loop import LoopConfig, Policies, agent_loop
 from donegate.messages import Message, ToolCall, ToolResult, Turn
 from donegate.models.base import Model, ModelSettings
 from donegate.models.infer import infer_model
@@ -92,7 +84,7 @@ def _config(model: Model | str | Any, options: RunOptions) -> LoopConfig:
         budget_tokens=options.get("budget_tokens"),
         run_id=options.get("run_id") or "run",
         gate=options.get("gate"),
-        sink=options.get("events"),
+        sink=events if (events := options.get("events")) is not None else NullSink(),
     )
 
 
@@ -184,19 +176,21 @@ def drive_sync(
             except StopIteration as stop:
                 result: RunResult = stop.value
                 return result
-            if isinstance(action, CallModel):
-                outcome = action.model.request(action.request)
-            elif isinstance(action, RunTools):
-                if len(action.calls) == 1:
+            match action:
+                case CallModel():
+                    outcome = action.model.request(action.request)
+                case RunTools() if len(action.calls) == 1:
                     outcome = [_execute_sync(action.calls[0], ledger, action.step)]
-                else:
+                case RunTools():
                     pool = pool or ThreadPoolExecutor(max_workers=8)
                     futures = [
                         pool.submit(_execute_sync, p, ledger, action.step) for p in action.calls
                     ]
                     outcome = [f.result() for f in futures]
-            else:
-                outcome = action.gate.judge(action.claim, action.transcript, action.output)
+                case Judge():
+                    outcome = action.gate.judge(action.claim, action.transcript, action.output)
+                case _:
+                    assert_never(action)
     finally:
         if pool is not None:
             pool.shutdown(wait=False)
@@ -217,22 +211,24 @@ async def drive_async(
         except StopIteration as stop:
             result: RunResult = stop.value
             return result
-        if isinstance(action, CallModel):
-            if streaming:
+        match action:
+            case CallModel() if streaming:
                 outcome = await _stream_call(action, sink)
-            else:
+            case CallModel():
                 outcome = await action.model.arequest(action.request)
-        elif isinstance(action, RunTools):
-            threaded = len(action.calls) > 1
-            outcome = list(
-                await asyncio.gather(
-                    *(_execute_async(p, ledger, action.step, threaded) for p in action.calls)
+            case RunTools():
+                threaded = len(action.calls) > 1
+                outcome = list(
+                    await asyncio.gather(
+                        *(_execute_async(p, ledger, action.step, threaded) for p in action.calls)
+                    )
                 )
-            )
-        elif isinstance(action, Judge):
-            outcome = await asyncio.to_thread(
-                action.gate.judge, action.claim, action.transcript, action.output
-            )
+            case Judge():
+                outcome = await asyncio.to_thread(
+                    action.gate.judge, action.claim, action.transcript, action.output
+                )
+            case _:
+                assert_never(action)
 
 
 async def _stream_call(action: CallModel, sink: EventSink | None) -> Turn:

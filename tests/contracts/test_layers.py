@@ -23,6 +23,7 @@ LAYERS: dict[str, int] = {
     "finish": 1,
     "loop": 2,
     "run": 2,
+    "actions": 2,
     "harness": 3,
     "store": 4,
     "telemetry": 4,

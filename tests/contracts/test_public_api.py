@@ -107,3 +107,16 @@ def test_every_task_spec_field_has_a_docstring() -> None:
                     if not documented:
                         missing.append(f"{node.name}.{st.target.id}")  # type: ignore[union-attr]
     assert seen > 30 and not missing, missing
+
+
+def test_no_two_public_classes_share_a_name() -> None:
+    """One fact, one type: an alias may keep an old name, but two classes may not wear one."""
+    classes: dict[str, set[str]] = {}
+    for name in PUBLIC_MODULES:
+        module = importlib.import_module(name)
+        for attr in getattr(module, "__all__", ()):
+            obj = getattr(module, attr)
+            if inspect.isclass(obj):
+                classes.setdefault(obj.__name__, set()).add(f"{obj.__module__}.{obj.__qualname__}")
+    shared = {n: sorted(where) for n, where in classes.items() if len(where) > 1}
+    assert not shared, shared

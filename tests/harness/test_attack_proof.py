@@ -90,7 +90,8 @@ def assert_tampering_caught(result: TaskResult, name: str) -> None:
     assert by_name["tests"].passed, "the attack should have made the check pass"
     assert by_name[name].passed is False and by_name[name].kind == "protect"
     assert nudges(result)[0].startswith(f"Not done yet: {name} (protected files must stay")
-    assert name in [c["name"] for c in result.escalation["left"]["failed_checks"]]  # type: ignore[index]
+    assert result.escalation is not None
+    assert name in [c.name for c in result.escalation.left.failed_checks]
     assert result.certificate is None
 
 

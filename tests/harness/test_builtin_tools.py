@@ -202,3 +202,41 @@ def test_read_file_cuts_at_max_read_bytes_and_says_so(tmp_path: Path) -> None:
     assert (
         "[truncated: this is the first part of 4000 bytes; read_file returns at most 2048" in text
     )
+
+
+def test_built_in_tool_schemas_are_computed_once_per_process(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from donegate.harness.checklist import Checklist
+    from donegate.harness.runner import build_tools
+    from donegate.harness.spec import TaskSpec
+    from donegate.messages import ToolCall
+    from donegate.tools import Tool
+
+    spec = TaskSpec.model_validate(
+        {"id": "t", "prompt": "p", "closure": "model",
+         "tools": ["read_file", "write_file", "list_dir", "run_command", "update_checklist"]}
+    )  # fmt: skip
+    build_tools(spec, tmp_path, Checklist())  # warm: the first task of the process pays
+    made: list[str] = []
+    real = Tool.from_function.__func__  # type: ignore[attr-defined]
+
+    def counting(cls: type[Tool], function: Callable[..., object], **kw: object) -> Tool:
+        made.append(str(kw.get("name")))
+        return real(cls, function, **kw)  # type: ignore[no-any-return]
+
+    monkeypatch.setattr(Tool, "from_function", classmethod(counting))
+    roots = [tmp_path / "a", tmp_path / "b"]
+    tools = []
+    for root in roots:
+        root.mkdir()
+        (root / "f.txt").write_text(root.name)
+        tools.append({t.name: t for t in build_tools(spec, root, Checklist())})
+    assert made == []  # no schema derived again for a second and third task
+    first, second = tools
+    assert first["read_file"].parameters == second["read_file"].parameters
+    assert first["write_file"].side_effect and not first["read_file"].side_effect
+    call = ToolCall(id="c", name="read_file", arguments_raw='{"path":"f.txt"}',
+                    arguments={"path": "f.txt"})  # fmt: skip
+    # each task's tool is bound to its own workspace
+    assert [t["read_file"].run_sync(call).content for t in tools] == ["a", "b"]

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from donegate.errors import UserError
-from donegate.harness.certificate import certificate_digest, verify_certificate
+from donegate.harness.certificate import Certificate, certificate_digest, verify_certificate
 from donegate.harness.evidence import digest_text, transcript_digest
 from donegate.harness.runner import TaskResult, run_task
 from donegate.harness.signing import sign
@@ -68,7 +68,7 @@ def test_the_certificate_binds_task_checks_evidence_transcript_models_and_times(
     result = finished(tmp_path)
     assert result.certificate is not None
     cert = load(result.certificate)
-    assert (cert["kind"], cert["version"], cert["status"]) == ("donegate.certificate", 2, "done")
+    assert (cert["kind"], cert["version"], cert["status"]) == ("donegate.certificate", 3, "done")
     assert cert["signature"]["alg"] == "HMAC-SHA256"
     assert cert["closure"] == {
         "mode": "checks", "backed_by_checks": True, "review": None,
@@ -86,7 +86,11 @@ def test_the_certificate_binds_task_checks_evidence_transcript_models_and_times(
     [record] = result.evidence
     assert cert["evidence"]["count"] == 1
     assert cert["evidence"]["records"][0]["digest"] == record.digest
-    assert cert["transcript"]["digest"] == transcript_digest(result.run.transcript)
+    assert cert["transcript"]["digest"] == transcript_digest(cert["transcript"]["data"])
+    typed = Certificate.from_data(cert)  # the outputs it refers to resolve to the run's own
+    assert transcript_digest(typed.transcript_messages()) == transcript_digest(
+        result.run.transcript
+    )
     assert cert["transcript"]["messages"] == len(result.run.transcript) == 5
     assert cert["models"] == {"worker": "script:worker", "verifier": None}
     assert cert["times"]["started"] <= cert["times"]["finished"]

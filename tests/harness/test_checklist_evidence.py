@@ -7,7 +7,7 @@ import json
 import pytest
 
 from donegate.events import ModelCalled, ToolCalled
-from donegate.harness.checklist import Checklist
+from donegate.harness.checklist import CHECKLIST_TOOL, Checklist, ChecklistUpdate
 from donegate.harness.evidence import Evidence, digest_text, record_digest
 from donegate.messages import Ending, Message, ToolCall, ToolResult, Turn
 
@@ -81,6 +81,31 @@ def test_blocked_needs_a_note_and_bad_calls_become_error_results() -> None:
                             "status": "blocked", "note": "no credentials"})  # fmt: skip
     assert not tool.run_sync(ok).is_error
     assert checklist.items[0].status == "blocked" and checklist.items[0].note == "no credentials"
+
+
+def test_one_parser_reads_checklist_arguments_for_the_tool_and_the_journal() -> None:
+    parsed = ChecklistUpdate.parse({"item": "  deploy ", "status": "blocked", "note": "no key"})
+    assert parsed == ChecklistUpdate(item="deploy", status="blocked", note="no key")
+    for bad, why in (
+        ({"item": " ", "status": "done"}, "item is empty"),
+        ({"item": 3, "status": "done"}, "item is empty"),
+        ({"item": "x", "status": "finished"}, "status must be"),
+        ({"item": "x", "status": "blocked", "note": " "}, "needs a note"),
+    ):
+        with pytest.raises(ValueError, match=why):
+            ChecklistUpdate.parse(bad)
+    # what a worker journals: only a checklist call that succeeded, read the same way
+    event = tool_event(2, CHECKLIST_TOOL, {"item": " a ", "status": "done"}, "updated 'a'")
+    assert ChecklistUpdate.applied(event.call, event.result) == ChecklistUpdate(
+        item="a", status="done"
+    )
+    failed = tool_event(2, CHECKLIST_TOOL, {"item": "a", "status": "done"}, "no", error=True)
+    other = tool_event(2, "write_file", {"item": "a", "status": "done"}, "ok")
+    assert ChecklistUpdate.applied(failed.call, failed.result) is None
+    assert ChecklistUpdate.applied(other.call, other.result) is None
+    checklist = Checklist(["a"])
+    checklist.update_checklist(" a ", "done")
+    assert [(i.name, i.status) for i in checklist.items] == [("a", "done")]
 
 
 def test_a_tick_without_a_related_executed_call_is_flagged() -> None:

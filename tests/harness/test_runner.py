@@ -141,18 +141,19 @@ def test_a_stuck_task_escalates_after_exactly_3_continuations(tmp_path: Path) ->
     assert result.reason.startswith("not done after 3 continuation(s): ")
     report = result.escalation
     assert report is not None
-    assert report["left"]["open_items"][0]["item"] == "write the report"
-    assert [c["name"] for c in report["left"]["failed_checks"]] == ["ready"]
-    assert [r["verdict"] for r in report["why_stuck"]] == ["continue"] * 3 + ["stop"]
-    assert [a["tool"] for a in report["attempted"]] == ["write_file"]
-    assert len(report["state"]["transcript"]) == len(result.run.transcript) == 11
-    assert report["state"]["checklist"] == [
+    assert report.left.open_items[0].item == "write the report"
+    assert [c.name for c in report.left.failed_checks] == ["ready"]
+    assert [r.verdict for r in report.why_stuck] == ["continue"] * 3 + ["stop"]
+    assert [a.tool for a in report.attempted] == ["write_file"]
+    assert len(report.state.transcript) == len(result.run.transcript) == 11
+    assert report.as_data()["state"]["checklist"] == [
         {"item": "write the report", "status": "open", "note": "", "since_step": 5,
          "updated_step": None, "added_by_model": False}
     ]  # fmt: skip
-    saved = json.loads(Path(report["files"]["json"]).read_text())
+    assert report.files is not None
+    saved = json.loads(Path(report.files.json_path).read_text())
     assert saved["reason"] == result.reason and "files" not in saved
-    markdown = Path(report["files"]["markdown"]).read_text()
+    markdown = Path(report.files.markdown).read_text()
     assert markdown.startswith("# Escalated: stuck")
     assert "- [ ] write the report: open" in markdown
     assert "check failed: `ready`" in markdown
@@ -327,3 +328,14 @@ def test_setup_problems_are_user_errors(tmp_path: Path) -> None:
     with pytest.raises(UserError, match="no module named"):
         run_task(task(tools=[{"import": "nosuchmod:f", "side_effect": False}], closure="model"),
                  model=ScriptedModel([]), workdir=tmp_path)  # fmt: skip
+
+
+def test_an_unknown_option_is_the_type_error_a_keyword_would_be(tmp_path: Path) -> None:
+    with pytest.raises(
+        TypeError, match=r"^run_task\(\) got an unexpected keyword argument 'work_dir'"
+    ):
+        run_task(task(closure="model"), model=ScriptedModel([]), work_dir=tmp_path)  # type: ignore[call-arg]
+    with pytest.raises(
+        TypeError, match=r"^arun_task\(\) got an unexpected keyword argument 'modle'"
+    ):
+        asyncio.run(arun_task(task(closure="model"), modle=ScriptedModel([])))  # type: ignore[call-arg]

@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 
 from donegate.errors import UserError
+from donegate.harness.escalation import EscalationReport
 from donegate.harness.signing import sign
 from donegate.server._views import certificate_view, signature_state
 from donegate.server.auth import is_loopback, loopback_host, parse_tokens
@@ -81,10 +82,15 @@ def test_the_chart_stacks_runs_by_bucket_and_marks_the_indicators() -> None:
 
 
 def test_a_short_report_reads_as_empty_parts() -> None:
-    view = report_view({"task_id": "t", "reason": "its workers were lost 5 times", "attempts": 5})
+    short = {"task_id": "t", "reason": "its workers were lost 5 times", "attempts": 5}
+    view = report_view(EscalationReport.from_data(short))
     assert view["reason"] == "its workers were lost 5 times" and view["attempts"] == 5
     assert view["failed_checks"] == view["claims"] == view["transcript"] == []
-    odd = report_view({"left": "not a mapping", "why_stuck": [{"verifier": {"reason": "no"}}]})
+    odd = report_view(
+        EscalationReport.from_data(
+            {"left": "not a mapping", "why_stuck": [{"verifier": {"reason": "no"}}]}
+        )
+    )
     assert odd["open_items"] == [] and odd["verifier"] == [{"round": None, "reason": "no"}]
 
 

@@ -1,7 +1,7 @@
 """The lease state machine under random schedules: a write lands iff its lease is current.
 
 Hypothesis drives claims, heartbeats, journal writes, finishes, cancels and the passing of
-time (a fake clock patched into the store) across a few workers and tasks, and checks every
+time (a fake clock the store is opened with) across a few workers and tasks, and checks every
 answer against a model of who holds what.
 """
 
@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import tempfile
 from pathlib import Path
-from unittest import mock
 
 import hypothesis.strategies as st
 from hypothesis import settings
@@ -25,7 +24,7 @@ WORKERS = ("w1", "w2", "w3")
 
 
 class Clock:
-    """Stands in for the `time` module inside the store."""
+    """The store's clock: time passes only when a rule says so."""
 
     def __init__(self) -> None:
         self.now = 1_000_000.0
@@ -38,14 +37,8 @@ class Leases(RuleBasedStateMachine):
     def __init__(self) -> None:
         super().__init__()
         self.clock = Clock()
-        self.patches = [
-            mock.patch(f"donegate.store.{m}.time", self.clock)
-            for m in ("_leases", "_journal", "_review", "sql")
-        ]
-        for p in self.patches:
-            p.start()
         self.dir = tempfile.TemporaryDirectory()
-        self.store = open_store(Path(self.dir.name) / "p.db")
+        self.store = open_store(Path(self.dir.name) / "p.db", clock=self.clock.time)
         for t in TASKS:
             self.store.submit(t, {"id": t, "prompt": t}, type=None, max_attempts=100)
         self.leases: list[Lease] = []
@@ -55,8 +48,6 @@ class Leases(RuleBasedStateMachine):
     def teardown(self) -> None:
         self.store.close()
         self.dir.cleanup()
-        for p in self.patches:
-            p.stop()
 
     def _valid(self, lease: Lease) -> bool:
         held = self.current.get(lease.task_id)

@@ -253,3 +253,29 @@ def test_a_run_that_stops_without_ending_closes_its_span(
 def explode(event: Event) -> None:
     if isinstance(event, ToolCalled):
         raise RuntimeError("the worker lost its lease")
+
+
+def test_the_execute_tool_span_lasts_as_long_as_the_tool_ran(
+    spans: tuple[TracerProvider, InMemorySpanExporter],
+) -> None:
+    import time
+
+    @tool(name="lookup")
+    def slow_lookup(order_id: str) -> str:
+        """Look an order up, slowly."""
+        time.sleep(0.2)
+        return f"order {order_id}: delivered"
+
+    provider, exporter = spans
+    events: list[Event] = []
+    sink = OtelSink(task_id="t1", task_type="support", tracer_provider=provider)
+    donegate.run(
+        "where is order 7?", model=two_turns(), tools=[slow_lookup],
+        events=fan_out(sink, events.append),
+    )  # fmt: skip
+    [span] = [s for s in exporter.get_finished_spans() if s.name == "execute_tool lookup"]
+    [called] = [e for e in events if isinstance(e, ToolCalled)]
+    assert span.start_time is not None and span.end_time is not None
+    assert abs((span.end_time - span.start_time) / 1e9 - 0.2) < 0.05
+    assert called.record.started_at is not None
+    assert span.start_time == int(called.record.started_at * 1e9)

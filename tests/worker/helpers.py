@@ -109,10 +109,10 @@ class SpyStore:
         self.writes.append(("journal", kw["turn"][0] if kw.get("turn") else None))
         self.store.journal(lease, **kw)
 
-    def effect_open(self, lease: Any, key: str, call: ToolCall, *, rows: Any = None) -> Any:
-        turn = rows.turn[0] if rows is not None and rows.turn is not None else None
+    def effect_open(self, lease: Any, key: str, call: ToolCall, **rows: Any) -> Any:
+        turn = rows["turn"][0] if rows.get("turn") else None
         self.writes.append(("journal+begin", (turn, key)))
-        return self.store.effect_open(lease, key, call, rows=rows)
+        return self.store.effect_open(lease, key, call, **rows)
 
     def effect_begin(self, lease: Any, key: str, call: ToolCall, *, reissue: bool = True) -> bool:
         self.writes.append(("begin", key))

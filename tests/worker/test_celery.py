@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import time
@@ -100,3 +101,58 @@ def test_redis_redelivery_of_a_running_task_is_dropped(
     assert record is not None and (record.status, record.attempts) == ("done", 1)
     assert effect_counts(effect_log) == ({"slow:1:0": 1}, {"slow:1:0": 1})
     assert [r.status for r in sqlite_store.runs("slow")] == ["done"]
+
+
+def test_a_celery_run_writes_the_worker_notify_targets_with_its_outcome(
+    sqlite_store: SqlStore, tmp_path: Path, effect_log: Path
+) -> None:
+    hook = {"webhook": {"url": "http://127.0.0.1:9/never-called"}}
+    own = {"command": ["true"]}
+    submit(task("t", tmp_path, notify=[own]), sqlite_store)
+    app = make_app(
+        broker="memory://",
+        db=str(tmp_path / "celery.db"),
+        model_resolver=resolve_model,
+        notify=[hook],
+    )
+    assert app.tasks[TASK_NAME]("t") == "done"
+    rows = sqlite_store.outbox(task_id="t")
+    assert sorted((n.key, n.state, json.dumps(n.target)) for n in rows) == sorted(
+        [("t:final", "pending", json.dumps(own)), ("t:final", "pending", json.dumps(hook))]
+    )  # the spec's target and the worker's, committed with the outcome
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not os.environ.get(REDIS_ENV), reason=REDIS_SKIP)
+def test_a_celery_worker_delivers_the_outbox(
+    sqlite_store: SqlStore, tmp_path: Path, effect_log: Path
+) -> None:
+    import redis
+
+    from tests.worker.test_outbox import Receiver
+
+    broker = os.environ[REDIS_ENV]
+    redis.Redis.from_url(broker).flushdb()
+    receiver = Receiver()
+    submit(task("n", tmp_path), sqlite_store)
+    enqueue(client(broker), "n")
+    command = python_worker(
+        "--engine", "celery", "--db", str(tmp_path / "celery.db"), "--broker", broker,
+        "--pool", "threads", "--concurrency", "2", "--notify-webhook", receiver.url,
+    )  # fmt: skip
+    log = open(tmp_path / "worker.log", "wb")  # noqa: SIM115 - closed below
+    env = worker_env(tmp_path, effect_log)
+    proc = subprocess.Popen(command, env=env, stdout=log, stderr=log, start_new_session=True)
+    try:
+        deadline = time.monotonic() + 30
+        while not [n for n in sqlite_store.outbox(task_id="n") if n.state == "delivered"]:
+            assert time.monotonic() < deadline, (tmp_path / "worker.log").read_text()
+            time.sleep(0.1)
+    finally:
+        proc.terminate()
+        proc.wait(20)
+        log.close()
+        receiver.close()
+    assert sqlite_store.get("n").status == "done"  # type: ignore[union-attr]
+    [(key, body)] = receiver.got
+    assert key == "n:final" and (body["task_id"], body["status"]) == ("n", "done")

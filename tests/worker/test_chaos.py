@@ -161,7 +161,8 @@ def test_kills_inside_effects_that_ignore_their_key(
             unknown.append(t.id)
             assert delivered[key] <= 1 and f"under key {key}" in reason
             [entry] = [e for e in store.escalations(status="open") if e.task_id == t.id]
-            assert entry.report["outcome_unknown"]["arguments"] == {"to": "ann"}
+            assert entry.report.outcome_unknown is not None
+            assert entry.report.outcome_unknown.arguments == {"to": "ann"}
         else:
             assert "workers were lost" in reason, (t.id, reason)
     if tool == "blind":

@@ -74,7 +74,7 @@ def test_a_blind_effect_in_flight_escalates_and_never_runs_again(
     assert record.reason.endswith("not run again")
     [entry] = store.escalations()
     assert entry.reason == record.reason
-    assert entry.report["outcome_unknown"] == {
+    assert entry.report.as_data()["outcome_unknown"] == {
         "key": "t:1:0",
         "tool": "send",
         "arguments": {"to": "ann"},

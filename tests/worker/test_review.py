@@ -42,7 +42,8 @@ def test_a_worker_leaves_it_awaiting_review_and_approval_closes_it_done(
     [entry] = store.escalations()
     assert (entry.kind, entry.status, entry.task_id) == ("review", "open", "r1")
     assert entry.report_md.startswith("# Awaiting review: r1")
-    pending = Path(entry.report["review"]["certificate"])
+    assert entry.report.review is not None
+    pending = Path(entry.report.review.certificate)
     assert json.loads(pending.read_text())["status"] == "awaiting_review"
 
     code, out, err = run(capsys, "escalations", "approve", str(entry.id), "--by", "ann",

@@ -221,7 +221,7 @@ def test_escalations_reach_people_and_requeue_with_instructions(
     assert worker.run(until_idle=True).finished == {"escalated": 1}
     [entry] = store.escalations()
     assert entry.task_id == "t" and "never-there.txt" in entry.report_md
-    assert entry.report["left"]["failed_checks"][0]["name"] == "file_exists: never-there.txt"
+    assert entry.report.left.failed_checks[0].name == "file_exists: never-there.txt"
     store.resolve(entry.id, requeue=True, instructions="create never-there.txt first")
     assert worker.run(until_idle=True).finished == {"escalated": 2}
     assert INSTRUCTIONS_HEADER not in prompts[0]

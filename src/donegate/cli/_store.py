@@ -15,6 +15,7 @@ import click
 from sqlalchemy import exc as sa_exc
 from sqlalchemy.engine import make_url
 
+from donegate.config import DB_ENV
 from donegate.errors import UserError
 from donegate.models.base import Model
 from donegate.models.infer import infer_model
@@ -34,7 +35,7 @@ def db_option(f: F) -> F:
     """``--db URL|PATH`` (env ``DONEGATE_DB``); the default is ``$DONEGATE_HOME/donegate.db``."""
     option = click.option(
         "--db",
-        envvar="DONEGATE_DB",
+        envvar=DB_ENV,
         metavar="URL|PATH",
         help="The store: a SQLite path or a postgresql+psycopg:// URL "
         "(default: $DONEGATE_HOME/donegate.db).",

@@ -77,7 +77,7 @@ def show_command(escalation_id: EscalationRef, as_json: bool, db: str | None) ->
     if entry is None:
         raise UserError(f"no escalation {escalation_id}")
     if as_json:
-        echo_json(asdict(entry))
+        echo_json({**asdict(entry), "report": entry.report.as_data()})
         return
     click.echo(f"{entry.kind} {entry.id} ({entry.status}) of task {entry.task_id}")
     if entry.resolved_by:
@@ -145,8 +145,8 @@ def approve_command(target: str, by: str | None, note: str | None, db: str | Non
             raise UserError(f"escalation {entry.id} is not a review: resolve or requeue it")
         if entry.status != "open":
             raise UserError(f"review {entry.id} is already {entry.status}")
-        pending = (entry.report.get("review") or {}).get("certificate")
-        if not isinstance(pending, str):
+        pending = entry.report.review.certificate if entry.report.review is not None else ""
+        if not pending:
             raise UserError(f"review {entry.id}: its report names no certificate to approve")
         path = approve_certificate(pending, by=name, note=note)
         try:

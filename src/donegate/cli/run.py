@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import json
 import sys
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -105,12 +106,26 @@ def run_command(
 def check_line(console: Console, check: CheckSpec) -> Iterator[None]:
     """While `check` runs: on a terminal a live line with its name and elapsed time (gone when
     it ends), else one plain ``running check NAME...`` line, so a long test run never looks
-    hung."""
+    hung. Checks running at once (``run:`` checks do) get the plain line but for the first:
+    a terminal holds one live display."""
     name = escape(check.name)
-    if not console.is_terminal:
+    if not console.is_terminal or not _LIVE.acquire(blocking=False):
         console.print(f"  running check {name}...", highlight=False)
         yield
         return
+    try:
+        with _live_line(console, name):
+            yield
+    finally:
+        _LIVE.release()
+
+
+_LIVE = threading.Lock()
+
+
+@contextlib.contextmanager
+def _live_line(console: Console, name: str) -> Iterator[None]:
+    """One transient live line (rich imported only when a terminal shows it)."""
     from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
     columns = (SpinnerColumn(), TextColumn(f"running check {name}"), TimeElapsedColumn())
@@ -141,6 +156,6 @@ def print_result(console: Console, result: TaskResult) -> None:
             f"  approve it: donegate escalations approve {escape(str(result.certificate))}"
         )
     if result.escalation is not None:
-        files = result.escalation.get("files", {})
+        files = result.escalation.files
         what = "review report" if result.status == "awaiting_review" else "escalation report"
-        console.print(f"  {what} {escape(str(files.get('markdown', '')))}")
+        console.print(f"  {what} {escape(files.markdown if files is not None else '')}")

@@ -11,11 +11,12 @@ import click
 
 from donegate.cli._app import app
 from donegate.cli._store import db_option, store_from
+from donegate.config import SERVE_TOKEN_ENV
 from donegate.errors import MissingExtra, UserError
 
 __all__ = ["TOKEN_ENV", "serve_command"]
 
-TOKEN_ENV = "DONEGATE_SERVE_TOKEN"
+TOKEN_ENV = SERVE_TOKEN_ENV
 """Tokens for ``donegate serve`` (``NAME:SECRET``, comma-separated for several)."""
 
 

@@ -14,6 +14,7 @@ from donegate.cli._app import app
 from donegate.cli._console import make_console
 from donegate.cli._store import db_option, echo_json, fmt_time, store_from
 from donegate.cli._types import COUNT, TASK_ID
+from donegate.config import BROKER_ENV
 from donegate.errors import UserError
 from donegate.store import TaskRecord
 from donegate.store.sql import SqlStore
@@ -39,7 +40,7 @@ STATUSES = ("pending", "running", "done", "awaiting_review", "escalated", "faile
     "--max-attempts", default=5, show_default=True, type=COUNT, help="Claims before escalation."
 )
 @click.option("--json", "as_json", is_flag=True, help="Print the task as JSON.")
-@click.option("--broker", envvar="DONEGATE_BROKER", help="Also send a Celery message (Redis URL).")
+@click.option("--broker", envvar=BROKER_ENV, help="Also send a Celery message (Redis URL).")
 @db_option
 def submit_command(
     *,

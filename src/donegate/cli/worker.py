@@ -21,6 +21,7 @@ import click
 
 from donegate.cli._app import app
 from donegate.cli._store import db_option, resolve_model, store_from
+from donegate.config import BROKER_ENV
 from donegate.errors import UserError
 from donegate.store import open_store
 from donegate.store._db import resolve_url
@@ -117,7 +118,7 @@ SECONDS = Number(above=True)
 )
 @click.option("--worker-id", help="Name in leases and runs (default: host:pid:random).")
 @click.option("--output-dir", help="Certificates and reports (default: $DONEGATE_HOME).")
-@click.option("--broker", envvar="DONEGATE_BROKER", help="Celery: the Redis URL.")
+@click.option("--broker", envvar=BROKER_ENV, help="Celery: the Redis URL.")
 @click.option("--pool", default="prefork", show_default=True, help="Celery: the pool.")
 @click.option("--visibility-timeout", type=SECONDS, help="Celery: Redis redelivery seconds.")
 @click.option(
@@ -195,6 +196,7 @@ def worker_command(
             output_dir=output_dir,
             observers=observers,
             store_patience_s=store_patience_s,
+            notify=notify,
         )
         return
     store = store_from(db, pool_size=concurrency + 2)
@@ -295,6 +297,7 @@ def _celery(
     output_dir: str | None,
     observers: list[Observer],
     store_patience_s: float,
+    notify: list[dict[str, Any]],
 ) -> None:
     if not broker:
         raise UserError("--engine celery needs --broker redis://HOST:PORT/DB (or DONEGATE_BROKER)")
@@ -311,6 +314,8 @@ def _celery(
         output_dir=output_dir,
         observers=observers,
         store_patience_s=store_patience_s,
+        pool_size=concurrency + 2,  # the pool's threads, the heartbeat, one spare
+        notify=notify,
     )
     celery_app.worker_main(
         [

@@ -35,14 +35,14 @@ from pathlib import Path
 
 import psutil
 
-from donegate.config import SIGNING_KEY_ENV
+from donegate.config import PROCESS_TOKEN_ENV, SIGNING_KEY_ENV
 
 __all__ = ["RESULT_LIMIT", "Finished", "Output", "run"]
 
 RESULT_LIMIT = 64 * 1024
 """Bytes read from a child's result pipe; anything beyond is dropped."""
 
-_TOKEN = "DONEGATE_PROCESS_TOKEN"
+_TOKEN = PROCESS_TOKEN_ENV
 _GRACE_S = 0.4  # after the program exits, how long its leftovers may keep the output open
 _TICK_S = 0.05  # the longest the loop sleeps between looks at the program
 _REAP_S = 0.5  # the time cleanup may take after the loop stops

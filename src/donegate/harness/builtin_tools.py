@@ -16,15 +16,21 @@ program and everything it starts are killed when it returns (`donegate.harness._
 
 from __future__ import annotations
 
+import functools
 import os
 import shlex
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 
 from donegate.errors import UserError
 from donegate.harness import _process
+from donegate.tools import Tool
 
-__all__ = ["COMMAND_OUTPUT_CAP", "Workspace", "confine"]
+__all__ = ["BUILTIN_TOOLS", "COMMAND_OUTPUT_CAP", "Workspace", "confine", "workspace_tool"]
+
+BUILTIN_TOOLS = ("read_file", "write_file", "list_dir", "run_command")
+"""The `Workspace` methods a task may list as tools."""
 
 COMMAND_OUTPUT_CAP = 16 * 1024
 """Bytes of `run_command` output returned to the model (head and tail, with a marker)."""
@@ -181,3 +187,25 @@ def _cap(output: _process.Output) -> str:
     head = output.head[:half].decode("utf-8", errors="ignore")
     tail = output.tail[-half:].decode("utf-8", errors="ignore")
     return f"{head}\n[... {omitted} bytes omitted ...]\n{tail}"
+
+
+@functools.cache
+def _template(name: str) -> Tool:
+    """The tool for one `Workspace` method, its schema computed once per process (what
+    `Tool.from_function` derives from the signature does not depend on the workspace)."""
+    unbound = object.__new__(Workspace)  # only the bound signature and docstring are read
+    return Tool.from_function(getattr(unbound, name), name=name)
+
+
+def workspace_tool(
+    workspace: Workspace, name: str, *, side_effect: bool = False, idempotent: bool = False
+) -> Tool:
+    """The built-in tool `name` bound to `workspace` (its schema shared, never recomputed)."""
+    if name not in BUILTIN_TOOLS:
+        raise UserError(f"no built-in tool {name!r}")
+    return replace(
+        _template(name),
+        function=getattr(workspace, name),
+        side_effect=side_effect,
+        idempotent=idempotent,
+    )

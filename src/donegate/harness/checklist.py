@@ -9,19 +9,22 @@ heuristic that feeds the verifier, never a gate on its own: a tick is the model'
 
 from __future__ import annotations
 
+import functools
 import re
 import threading
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Literal, TypeAlias
 
 from donegate.events import Event, ModelCalled
 from donegate.harness.evidence import EvidenceRecord
+from donegate.messages import ToolCall, ToolResult
 from donegate.tools import Tool
 
-__all__ = ["CHECKLIST_TOOL", "Checklist", "ChecklistItem", "ItemStatus"]
+__all__ = ["CHECKLIST_TOOL", "Checklist", "ChecklistItem", "ChecklistUpdate", "ItemStatus"]
 
 ItemStatus: TypeAlias = Literal["open", "done", "blocked"]
+_STATUSES: tuple[ItemStatus, ...] = ("open", "done", "blocked")
 
 CHECKLIST_TOOL = "update_checklist"
 """The tool name the model calls; its own calls never count as evidence for an item."""
@@ -33,6 +36,44 @@ _STOPWORDS = frozenset([
     "them", "they", "any", "add", "make", "sure", "use", "using",
 ])
 # fmt: on
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class ChecklistUpdate:
+    """One ``update_checklist`` call's arguments, validated: the one reading of them (the tool
+    applies it, the worker's journal stores what a successful call applied)."""
+
+    item: str
+    """The item's name, stripped."""
+    status: ItemStatus
+    """Its new status."""
+    note: str = ""
+    """The model's note (a ``blocked`` item's blocker)."""
+
+    @classmethod
+    def parse(cls, arguments: Mapping[str, object]) -> ChecklistUpdate:
+        """Validate the tool's arguments; a `ValueError` names what is wrong."""
+        item, status, note = arguments.get("item"), arguments.get("status"), arguments.get("note")
+        name = item.strip() if isinstance(item, str) else ""
+        if not name:
+            raise ValueError("item is empty")
+        known = next((s for s in _STATUSES if s == status), None)
+        if known is None:
+            raise ValueError(f"status must be open, done or blocked, not {status!r}")
+        text = str(note or "")
+        if known == "blocked" and not text.strip():
+            raise ValueError("a blocked item needs a note saying what blocks it")
+        return cls(item=name, status=known, note=text)
+
+    @classmethod
+    def applied(cls, call: ToolCall, result: ToolResult) -> ChecklistUpdate | None:
+        """The update a successful checklist call made; None for any other call."""
+        if call.name != CHECKLIST_TOOL or result.is_error:
+            return None
+        try:
+            return cls.parse(call.arguments or {})
+        except ValueError:
+            return None
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -151,11 +192,8 @@ class Checklist:
             status: ``done``, ``open``, or ``blocked`` (a blocked item needs a note saying why).
             note: What was done, or the blocker.
         """
-        name = item.strip()
-        if not name:
-            raise ValueError("item is empty")
-        if status == "blocked" and not note.strip():
-            raise ValueError("a blocked item needs a note saying what blocks it")
+        update = ChecklistUpdate.parse({"item": item, "status": status, "note": note})
+        name, status, note = update.item, update.status, update.note
         with self._lock:
             step = max(self._step, 1)
             old = self._items.get(name)
@@ -175,8 +213,14 @@ class Checklist:
             return f"{'added' if old is None else 'updated'} {name!r}\n{self.render()}"
 
     def tool(self) -> Tool:
-        """The ``update_checklist`` tool bound to this checklist."""
-        return Tool.from_function(self.update_checklist, name=CHECKLIST_TOOL)
+        """The ``update_checklist`` tool bound to this checklist (its schema computed once)."""
+        return replace(_checklist_template(), function=self.update_checklist)
+
+
+@functools.cache
+def _checklist_template() -> Tool:
+    """The ``update_checklist`` tool's schema, once per process (it is the same for all)."""
+    return Tool.from_function(object.__new__(Checklist).update_checklist, name=CHECKLIST_TOOL)
 
 
 def _keywords(text: str) -> set[str]:

@@ -31,6 +31,7 @@ import time
 import urllib.error
 import urllib.request
 from collections.abc import Callable, Iterable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar, assert_never
@@ -53,6 +54,7 @@ from donegate.harness.spec import (
 )
 
 __all__ = [
+    "CHECK_CONCURRENCY",
     "CHECK_OUTPUT_CAP",
     "CheckResult",
     "check_sources",
@@ -61,6 +63,8 @@ __all__ = [
     "schema_error",
 ]
 
+CHECK_CONCURRENCY = 4
+"""``run:`` checks run at once, at most (`run_checks`)."""
 CHECK_OUTPUT_CAP = 64 * 1024
 """Bytes of output a `CheckResult` keeps (the tail); the digest covers all of it."""
 
@@ -91,10 +95,41 @@ class CheckResult:
 
 
 def run_checks(
-    specs: Iterable[CheckSpec], workdir: Path, *, timeout: float = 120
+    specs: Iterable[CheckSpec],
+    workdir: Path,
+    *,
+    timeout: float = 120,
+    concurrency: int = CHECK_CONCURRENCY,
+    runner: Callable[[CheckSpec], CheckResult] | None = None,
 ) -> list[CheckResult]:
-    """Run every check in order (all of them, so a report shows every failure)."""
-    return [run_check(spec, workdir=workdir, timeout=timeout) for spec in specs]
+    """Run every check (all of them, so a report shows every failure); results in order.
+
+    Adjacent ``run:`` checks are independent processes judging the same workdir, so they run
+    together, at most `concurrency` at once (each keeps its own timeout and tree kill); any
+    other check runs alone, after the ``run:`` checks declared before it have ended. `runner`
+    runs one check (default `run_check` with `timeout`).
+    """
+    one = runner or functools.partial(_run_one, workdir=workdir, timeout=timeout)
+    results: list[CheckResult] = []
+    batch: list[CheckSpec] = []
+    for spec in [*specs, None]:
+        if isinstance(spec, RunCheck) and concurrency > 1:
+            batch.append(spec)
+            continue
+        if len(batch) == 1:
+            results.append(one(batch[0]))
+        elif batch:
+            workers = min(concurrency, len(batch))
+            with ThreadPoolExecutor(workers, thread_name_prefix="donegate-check") as pool:
+                results.extend(pool.map(one, batch))  # map keeps the declared order
+        batch = []
+        if spec is not None:
+            results.append(one(spec))
+    return results
+
+
+def _run_one(spec: CheckSpec, *, workdir: Path, timeout: float) -> CheckResult:
+    return run_check(spec, workdir=workdir, timeout=timeout)
 
 
 def run_check(spec: CheckSpec, *, workdir: Path, timeout: float = 120) -> CheckResult:

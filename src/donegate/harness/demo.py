@@ -18,8 +18,8 @@ from typing import Any
 from donegate.harness.checklist import Checklist
 from donegate.harness.runner import build_tools
 from donegate.harness.spec import TaskSpec
-from donegate.loop import RunResult
 from donegate.models.base import Model
+from donegate.results import RunResult
 from donegate.run import run
 
 __all__ = ["BUGGY", "FIXED", "demo_script", "demo_task", "make_repo", "run_naive"]

@@ -19,6 +19,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from donegate.codec import messages_to_json, to_data
 from donegate.events import Event, ModelCalled, ToolCalled
 from donegate.results import ToolCallRecord
 
@@ -252,17 +253,10 @@ class Evidence:
 
 
 def transcript_digest(messages: Sequence[Any]) -> str:
-    """SHA-256 of a transcript's canonical JSON (dataclass messages rendered field by field)."""
-    return digest_text(_canonical(plain_data(list(messages))))
+    """SHA-256 of a transcript's canonical JSON (messages through `donegate.codec`; entries that
+    are JSON data already, as a certificate embeds them, digested as they are)."""
+    return digest_text(_canonical(messages_to_json(list(messages))))
 
 
-def plain_data(value: Any) -> Any:
-    """Dataclasses, mappings and sequences as JSON-ready values (what a sidecar file holds)."""
-    fields = getattr(type(value), "__dataclass_fields__", None)
-    if fields is not None:
-        return {name: plain_data(getattr(value, name)) for name in fields}
-    if isinstance(value, Mapping):
-        return {str(k): plain_data(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [plain_data(v) for v in value]
-    return value
+plain_data = to_data
+"""Old name of `donegate.codec.to_data` (the one JSON codec), kept for importers."""

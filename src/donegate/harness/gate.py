@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from donegate.harness.checklist import Checklist
-from donegate.harness.checks import CheckResult, run_check
+from donegate.harness.checks import CheckResult, run_check, run_checks
 from donegate.harness.evidence import Evidence
 from donegate.harness.protect import Manifest, ProtectError
 from donegate.harness.spec import CheckSpec
@@ -145,7 +145,8 @@ class CompletionGate:
         via: Literal["text", "completion_tool"] = "text" if output is None else "completion_tool"
         claim_text = claim.text if output is None else _as_text(output)
         before = protected_results(self.protected, clear=True)
-        ran = tuple(self._run(check) for check in self.checks)  # all: a report shows each
+        # all: a report shows each; adjacent run: checks at once, results in declared order
+        ran = tuple(run_checks(self.checks, self.workdir, runner=self._run))
         # after too: a check run (the agent's code under test) may touch protected files
         tampered = tuple({c.name: c for c in before + protected_results(self.protected)}.values())
         checks = tampered + ran

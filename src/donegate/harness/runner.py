@@ -23,16 +23,22 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, TypedDict, Unpack
 
 from donegate.config import data_dir
 from donegate.errors import UserError
 from donegate.events import EventSink, fan_out
-from donegate.harness.builtin_tools import Workspace
+from donegate.harness.builtin_tools import Workspace, workspace_tool
 from donegate.harness.certificate import build_certificate, write_certificate
 from donegate.harness.checklist import CHECKLIST_TOOL, Checklist, ChecklistItem
 from donegate.harness.checks import CheckResult
-from donegate.harness.escalation import build_report, round_data, write_report
+from donegate.harness.escalation import (
+    EscalationReport,
+    ReviewRequest,
+    build_report,
+    round_data,
+    write_report,
+)
 from donegate.harness.evidence import Evidence, EvidenceRecord
 from donegate.harness.gate import CheckWatcher, CompletionGate, GateRound
 from donegate.harness.protect import Manifest, take_manifest, task_patterns
@@ -41,10 +47,18 @@ from donegate.harness.verifier import Verifier
 from donegate.loop import Policies, RunResult, Status
 from donegate.models.base import Model, ModelSettings
 from donegate.models.infer import infer_model
-from donegate.run import arun, run
+from donegate.results import TaskOutcome
+from donegate.run import RunOptions, arun, run
 from donegate.tools import EffectLedger, Tool
 
-__all__ = ["COMPLETION_TOOL", "TaskResult", "arun_task", "run_task", "side_effect_tools"]
+__all__ = [
+    "COMPLETION_TOOL",
+    "TaskOptions",
+    "TaskResult",
+    "arun_task",
+    "run_task",
+    "side_effect_tools",
+]
 
 COMPLETION_TOOL = "task_complete"
 """The completion tool offered by default; calling it is a claim the gate re-checks."""
@@ -62,7 +76,7 @@ _IDEMPOTENT = frozenset({"write_file"})  # writing the same content again change
 class TaskResult:
     """How a task ended, with everything needed to trust or review it."""
 
-    status: Literal["done", "awaiting_review", "escalated", "failed"]
+    status: TaskOutcome
     """``done``: every gate passed; ``awaiting_review``: so did the claim, and a person must
     approve it (``closure: human``); ``escalated``: a human must look; ``failed``: the loop
     broke."""
@@ -82,7 +96,7 @@ class TaskResult:
     """The check results of the last gate judgement."""
     certificate: Path | None = None
     """The completion certificate, when done (awaiting review: the one a person approves)."""
-    escalation: dict[str, Any] | None = None
+    escalation: EscalationReport | None = None
     """The escalation report (with ``files``: its JSON and Markdown paths), when escalated;
     the review report when awaiting review."""
     rounds: tuple[GateRound, ...] = ()
@@ -95,11 +109,12 @@ class TaskResult:
     def summary(self) -> dict[str, Any]:
         """The result as one JSON-ready object (what ``donegate run --json`` prints)."""
         escalation = None
-        if self.escalation is not None:
+        report = self.escalation
+        if report is not None:
             escalation = {
-                **self.escalation.get("files", {}),
-                "open_items": [i["item"] for i in self.escalation["left"]["open_items"]],
-                "failed_checks": [c["name"] for c in self.escalation["left"]["failed_checks"]],
+                **(report.files.as_data() if report.files is not None else {}),
+                "open_items": [i.item for i in report.left.open_items],
+                "failed_checks": [c.name for c in report.left.failed_checks],
             }
         return {
             "task_id": self.task_id,
@@ -134,118 +149,88 @@ class _Prepared:
     started: float = field(default_factory=time.time)
 
 
-def run_task(
-    spec: TaskSpec,
-    *,
-    model: Model | str | None = None,
-    verifier_model: Model | str | None = None,
-    workdir: str | Path | None = None,
-    ledger: EffectLedger | None = None,
-    events: EventSink | None = None,
-    output_dir: str | Path | None = None,
-    completion_tool: str | None = COMPLETION_TOOL,
-    check_timeout: float = 120.0,
-    settings: ModelSettings | None = None,
-    policies: Policies | None = None,
-    on_round: Callable[[GateRound], None] | None = None,
-    task_file: str | Path | None = None,
-    on_check: CheckWatcher | None = None,
-) -> TaskResult:
+class TaskOptions(TypedDict, total=False):
+    """The keyword options `run_task` and `arun_task` share (written once, checked by mypy)."""
+
+    model: Model | str | None
+    """The worker model; default: the task's ``model`` (``provider:name``; a ``script:FILE``
+    must be loaded by the caller and passed as a `Model`)."""
+    verifier_model: Model | str | None
+    """The verifier model; default: the task's ``verifier``."""
+    workdir: str | Path | None
+    """The agent's working directory; default: the task's ``workdir``, else the cwd."""
+    ledger: EffectLedger | None
+    """Journal of side-effecting calls; recorded results are never re-executed."""
+    events: EventSink | None
+    """Receives every run event (after the harness's own evidence and checklist)."""
+    output_dir: str | Path | None
+    """Where certificates and reports go; default: donegate's data directory."""
+    completion_tool: str | None
+    """The completion tool's name (default ``task_complete``); None: a text-only end claims."""
+    check_timeout: float
+    """Seconds each check may run (default 120)."""
+    settings: ModelSettings | None
+    """Generation settings."""
+    policies: Policies | None
+    """What the loop does with each non-final ending."""
+    on_round: Callable[[GateRound], None] | None
+    """Sees every gate judgement."""
+    task_file: str | Path | None
+    """The file `spec` came from; protected when it sits inside the workdir."""
+    on_check: CheckWatcher | None
+    """Entered around each check while it runs (live progress)."""
+
+
+def run_task(spec: TaskSpec, **options: Unpack[TaskOptions]) -> TaskResult:
     """Run `spec` to ``done``, ``awaiting_review``, ``escalated`` or ``failed``.
 
-    `model` and `verifier_model` default to the task's ``model`` and ``verifier``
-    (``provider:name``; a ``script:FILE`` must be loaded by the caller and passed as a `Model`).
-    Certificates and reports go under `output_dir`, else ``$DONEGATE_HOME`` (``~/.donegate``).
-    `on_round` sees every gate judgement and `on_check` is entered around each check while it
-    runs (live progress). `task_file`, the file `spec` came
-    from, is protected when it sits inside the workdir.
+    Certificates and reports go under ``output_dir``, else the data directory
+    (``$DONEGATE_HOME``, default ``~/.donegate``). Options: `TaskOptions`.
     """
-    p = _prepare(
-        spec, model=model, verifier_model=verifier_model, workdir=workdir, events=events,
-        output_dir=output_dir, completion_tool=completion_tool, check_timeout=check_timeout,
-        on_round=on_round, task_file=task_file, on_check=on_check,
-    )  # fmt: skip
-    result = run(
-        spec.prompt,
-        model=p.model,
-        tools=p.tools,
-        system=p.system,
-        max_steps=spec.max_steps,
-        settings=settings,
-        finish_tool=_COMPLETION_SCHEMA if completion_tool else None,
-        finish_tool_name=completion_tool or "submit_answer",
-        policies=policies,
-        run_id=spec.id,
-        ledger=ledger,
-        gate=p.gate,
-        events=p.sink,
-    )
-    return _finish(p, result)
+    p = _prepare(spec, options, "run_task")
+    return _finish(p, run(spec.prompt, model=p.model, **_loop_options(p, options)))
 
 
-async def arun_task(
-    spec: TaskSpec,
-    *,
-    model: Model | str | None = None,
-    verifier_model: Model | str | None = None,
-    workdir: str | Path | None = None,
-    ledger: EffectLedger | None = None,
-    events: EventSink | None = None,
-    output_dir: str | Path | None = None,
-    completion_tool: str | None = COMPLETION_TOOL,
-    check_timeout: float = 120.0,
-    settings: ModelSettings | None = None,
-    policies: Policies | None = None,
-    on_round: Callable[[GateRound], None] | None = None,
-    task_file: str | Path | None = None,
-    on_check: CheckWatcher | None = None,
-) -> TaskResult:
+async def arun_task(spec: TaskSpec, **options: Unpack[TaskOptions]) -> TaskResult:
     """The async `run_task` (the gate's checks and verifier run on a thread)."""
-    p = _prepare(
-        spec, model=model, verifier_model=verifier_model, workdir=workdir, events=events,
-        output_dir=output_dir, completion_tool=completion_tool, check_timeout=check_timeout,
-        on_round=on_round, task_file=task_file, on_check=on_check,
-    )  # fmt: skip
-    result = await arun(
-        spec.prompt,
-        model=p.model,
+    p = _prepare(spec, options, "arun_task")
+    return _finish(p, await arun(spec.prompt, model=p.model, **_loop_options(p, options)))
+
+
+def _loop_options(p: _Prepared, options: TaskOptions) -> RunOptions:
+    """What the agent loop is run with: the task's tools, limits and gate."""
+    completion_tool = p.completion_tool
+    return RunOptions(
         tools=p.tools,
         system=p.system,
-        max_steps=spec.max_steps,
-        settings=settings,
+        max_steps=p.spec.max_steps,
+        settings=options.get("settings"),
         finish_tool=_COMPLETION_SCHEMA if completion_tool else None,
         finish_tool_name=completion_tool or "submit_answer",
-        policies=policies,
-        run_id=spec.id,
-        ledger=ledger,
+        policies=options.get("policies"),
+        run_id=p.spec.id,
+        ledger=options.get("ledger"),
         gate=p.gate,
         events=p.sink,
     )
-    return _finish(p, result)
 
 
-def _prepare(
-    spec: TaskSpec,
-    *,
-    model: Model | str | None,
-    verifier_model: Model | str | None,
-    workdir: str | Path | None,
-    events: EventSink | None,
-    output_dir: str | Path | None,
-    completion_tool: str | None,
-    check_timeout: float,
-    on_round: Callable[[GateRound], None] | None,
-    task_file: str | Path | None = None,
-    on_check: CheckWatcher | None = None,
-) -> _Prepared:
+def _prepare(spec: TaskSpec, options: TaskOptions, caller: str) -> _Prepared:
+    unknown = sorted(set(options) - set(TaskOptions.__annotations__))
+    if unknown:  # what Python says of an unknown keyword, kept now that options are a dict
+        raise TypeError(f"{caller}() got an unexpected keyword argument {unknown[0]!r}")
+    model, workdir = options.get("model"), options.get("workdir")
+    completion_tool = options.get("completion_tool", COMPLETION_TOOL)
     root = Path(workdir if workdir is not None else spec.workdir or Path.cwd()).resolve()
     if not root.is_dir():
         raise UserError(f"{spec.id}: workdir is not a directory: {root}")
+    output_dir = options.get("output_dir")
     out = Path(output_dir) if output_dir else data_dir()
-    patterns, pinned = task_patterns(spec, root, task_file=task_file)
+    patterns, pinned = task_patterns(spec, root, task_file=options.get("task_file"))
     protected = take_manifest(root, patterns, pinned=pinned)
     worker = _resolve(model if model is not None else spec.model, "model", spec.id)
-    judge = verifier_model if verifier_model is not None else spec.verifier
+    judge = options.get("verifier_model")
+    judge = judge if judge is not None else spec.verifier
     verifier = Verifier(_resolve(judge, "verifier", spec.id)) if judge is not None else None
     checklist = Checklist(spec.checklist)
     evidence = Evidence()
@@ -260,10 +245,10 @@ def _prepare(
         verifier=verifier,
         completion_condition=spec.completion_condition,
         max_continuations=spec.max_continuations,
-        check_timeout=check_timeout,
-        on_round=on_round,
+        check_timeout=options.get("check_timeout", 120.0),
+        on_round=options.get("on_round"),
         protected=protected,
-        on_check=on_check,
+        on_check=options.get("on_check"),
     )
     return _Prepared(
         spec=spec,
@@ -276,7 +261,7 @@ def _prepare(
         evidence=evidence,
         protected=protected,
         gate=gate,
-        sink=fan_out(evidence, checklist, events),
+        sink=fan_out(evidence, checklist, options.get("events")),
         system=_system(spec, checklist, completion_tool, protected),
         completion_tool=completion_tool,
     )
@@ -313,11 +298,8 @@ def build_tools(
             tools.append(checklist.tool())
         else:
             tools.append(
-                Tool.from_function(
-                    getattr(workspace, ref),
-                    name=ref,
-                    side_effect=_SIDE_EFFECTS[ref],
-                    idempotent=ref in _IDEMPOTENT,
+                workspace_tool(
+                    workspace, ref, side_effect=_SIDE_EFFECTS[ref], idempotent=ref in _IDEMPOTENT
                 )
             )
     return tools
@@ -411,13 +393,11 @@ def _finish(p: _Prepared, result: RunResult) -> TaskResult:
             checklist=p.checklist.as_data(),
             protected=p.protected,
         )
-        path = write_certificate(
-            cert, p.out / "certificates", evidence=p.evidence, transcript=result.transcript
-        )
+        path = write_certificate(cert, p.out / "certificates")
         if p.spec.closure == "human":
             return _awaiting_review(p, result, path, common)
         reason = "every gate passed"
-        if not cert["closure"]["backed_by_checks"]:
+        if not cert.closure.backed_by_checks:
             reason += " (closure: model; no mechanical check backed it)"
         return TaskResult(status="done", reason=reason, certificate=path, **common)
     if result.status is Status.GATED:
@@ -437,7 +417,7 @@ def _finish(p: _Prepared, result: RunResult) -> TaskResult:
             extra={"last_text": result.text, "workdir": str(p.root)},
         )
         json_path, md_path = write_report(report, p.out / "escalations")
-        report["files"] = {"json": str(json_path), "markdown": str(md_path)}
+        report = report.with_files(str(json_path), str(md_path))
         return TaskResult(status="escalated", reason=result.reason, escalation=report, **common)
     reason = f"{result.status.value}: {result.reason}"
     return TaskResult(status="failed", reason=reason, **common)
@@ -462,10 +442,10 @@ def _awaiting_review(
         rounds=[round_data(r) for r in p.gate.rounds],
         transcript=result.transcript,
         extra={"last_text": result.text, "workdir": str(p.root)},
-        review={"certificate": str(certificate)},
+        review=ReviewRequest(certificate=str(certificate)),
     )
     json_path, md_path = write_report(report, p.out / "reviews")
-    report["files"] = {"json": str(json_path), "markdown": str(md_path)}
+    report = report.with_files(str(json_path), str(md_path))
     return TaskResult(
         status="awaiting_review", reason=reason, certificate=certificate, escalation=report,
         **common,

@@ -15,8 +15,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from donegate.loop import RunResult
 from donegate.models.base import Model
+from donegate.results import RunResult
 from donegate.run import run
 
 __all__ = [

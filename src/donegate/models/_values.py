@@ -2,11 +2,17 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from donegate.messages import Message
 
-__all__ = ["append_merging_results", "as_int", "opt_str"]
+__all__ = ["MAPPING", "append_merging_results", "as_int", "opt_str"]
+
+MAPPING = (dict, Mapping)
+"""``isinstance(x, MAPPING)`` is ``isinstance(x, Mapping)`` without the ABC check for a plain dict
+(every decoded JSON object): the check answers in C, a few times faster on the hot paths. For a
+value that is usually absent, test ``is not None`` first (None still takes the ABC path)."""
 
 
 def as_int(value: Any) -> int:

@@ -60,6 +60,13 @@ class SDKClientModel:
         self._sdk = _import(self.sdk, self.extra)
         self._wire: WireFormat = wire_format(self.api)
         self._is_async = type(client).__name__.startswith("Async")
+        self._response_type: type[Any] | None = None
+
+    def _raw(self) -> type[Any]:
+        """``httpx2.Response``: the ``cast_to`` that makes the SDK hand back the raw response."""
+        if self._response_type is None:
+            self._response_type = _import("httpx2", self.extra).Response
+        return self._response_type
 
     @property
     def name(self) -> str:
@@ -71,7 +78,9 @@ class SDKClientModel:
         return self._wire
 
     def _body(self, wire: WireFormat, request: ModelRequest, stream: bool) -> dict[str, Any]:
-        return wire.render_request(replace(request, model=self.model, stream=stream))
+        if request.model != self.model or request.stream is not stream:
+            request = replace(request, model=self.model, stream=stream)
+        return wire.render_request(request)
 
     def _http_error(self, wire: WireFormat, exc: Exception) -> Turn:
         status = getattr(exc, "status_code", None)
@@ -94,11 +103,10 @@ class SDKClientModel:
         """One call through the SDK."""
         if self._is_async:
             return asyncio.run(self.arequest(request))
-        httpx2 = _import("httpx2", self.extra)
         wire = self._wire_for(request)
         try:
             response = self.client.post(
-                self.path, body=self._body(wire, request, False), cast_to=httpx2.Response
+                self.path, body=self._body(wire, request, False), cast_to=self._raw()
             )
         except self._sdk.APIError as exc:
             return self._http_error(wire, exc)
@@ -108,11 +116,10 @@ class SDKClientModel:
         """One call through the async SDK client (a sync client runs on a thread)."""
         if not self._is_async:
             return await asyncio.to_thread(self.request, request)
-        httpx2 = _import("httpx2", self.extra)
         wire = self._wire_for(request)
         try:
             response = await self.client.post(
-                self.path, body=self._body(wire, request, False), cast_to=httpx2.Response
+                self.path, body=self._body(wire, request, False), cast_to=self._raw()
             )
         except self._sdk.APIError as exc:
             return self._http_error(wire, exc)

@@ -12,8 +12,15 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+import pydantic
+
 from donegate.errors import UserError
-from donegate.harness.certificate import load_certificate, verify_certificate
+from donegate.harness.certificate import (
+    Certificate,
+    CertificateCheck,
+    read_certificate,
+    verify_certificate,
+)
 from donegate.harness.signing import signature_problem
 from donegate.messages import Message, ToolCall, ToolResult, Turn
 from donegate.store import RunJournal
@@ -80,8 +87,8 @@ class CertificateView:
 
     path: str
     """Where the worker wrote it."""
-    body: Mapping[str, Any] | None
-    """Its JSON (None when it could not be read)."""
+    body: Certificate | None
+    """The certificate (None when it could not be read or is of no version read here)."""
     problem: str | None
     """Why it could not be read."""
     signature: str
@@ -100,7 +107,7 @@ def certificate_view(path: str) -> CertificateView:
     commands.
     """
     try:
-        body = load_certificate(path)
+        raw = read_certificate(path)
     except UserError as exc:
         return CertificateView(
             path=path,
@@ -110,12 +117,16 @@ def certificate_view(path: str) -> CertificateView:
             signature_detail="the certificate could not be read",
             proof=[str(exc)],
         )
-    state, detail = signature_state(body)
+    state, detail = signature_state(raw)
     try:
         _, proof = verify_certificate(path, rerun=False)
     except UserError as exc:  # no key to check with: nothing can be proven
         proof = [str(exc)]
-    if body.get("status") not in (None, "done"):
+    try:
+        body: Certificate | None = Certificate.from_data(raw)
+    except pydantic.ValidationError:  # version 1, malformed: its signature and proof say so
+        body = None
+    if body is not None and body.status != "done":
         proof = [p for p in proof if not p.startswith("status:")]
     return CertificateView(
         path=path, body=body, problem=None, signature=state, signature_detail=detail, proof=proof
@@ -148,7 +159,6 @@ def spec_prompt(spec: Mapping[str, Any]) -> str:
     return prompt if isinstance(prompt, str) else ""
 
 
-def checks_of(body: Mapping[str, Any]) -> Sequence[Mapping[str, Any]]:
+def checks_of(body: Certificate) -> Sequence[CertificateCheck]:
     """A certificate's check entries."""
-    checks = body.get("checks")
-    return [c for c in checks if isinstance(c, Mapping)] if isinstance(checks, list) else []
+    return body.checks

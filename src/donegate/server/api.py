@@ -30,6 +30,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import BaseRoute, Route
 
 from donegate.errors import UserError
+from donegate.harness.certificate import read_certificate
 from donegate.harness.spec import TaskSpecError
 from donegate.server._web import Web
 from donegate.store import TaskRecord
@@ -231,7 +232,7 @@ def _resolve(
         escalation_id=entry.id,
         detail=instructions if requeue else note,
     )
-    return asdict(entry)
+    return {**asdict(entry), "report": entry.report.as_data()}
 
 
 def _task_brief(record: TaskRecord) -> dict[str, Any]:
@@ -256,14 +257,14 @@ def _task_view(web: Web, record: TaskRecord) -> dict[str, Any]:
     path = result.get("certificate") if result else None
     if isinstance(path, str):
         try:
-            certificate = json.loads(Path(path).read_text(encoding="utf-8"))
-        except (OSError, ValueError):
+            certificate = read_certificate(path)  # as written: what its signature covers
+        except UserError:
             certificate = None
     report = None
     ids = web.store.task_escalations(record.id)
     if ids:
         entry = web.store.escalation(ids[-1])
-        report = dict(entry.report) if entry is not None else None
+        report = entry.report.as_data() if entry is not None else None
     notifications: list[dict[str, Any]] = []
     if hasattr(web.store, "outbox"):
         outbox = cast("OutboxStore", web.store)

@@ -21,6 +21,7 @@ from starlette.routing import BaseRoute, Route
 
 from donegate.errors import UserError
 from donegate.harness.certificate import approve_certificate
+from donegate.harness.escalation import EscalationReport
 from donegate.server._web import Web
 
 __all__ = ["MAX_TEXT", "form_text", "report_view", "routes"]
@@ -41,43 +42,37 @@ def form_text(form: FormData, name: str, label: str) -> str | None:
     return value.strip()
 
 
-def _list(value: Any) -> list[Any]:
-    return list(value) if isinstance(value, list) else []
-
-
-def _map(value: Any) -> Mapping[str, Any]:
-    return value if isinstance(value, Mapping) else {}
-
-
-def report_view(report: Mapping[str, Any]) -> dict[str, Any]:
+def report_view(report: EscalationReport) -> dict[str, Any]:
     """An escalation report's parts as the page shows them; missing parts are empty.
 
-    Reports are the harness's JSON (`donegate.harness.escalation.build_report`) or the short
-    one a task whose workers kept dying gets; both are read defensively.
+    Reports are the harness's (`donegate.harness.escalation.build_report`) or the short one a
+    task whose workers kept dying gets; the store reads both leniently
+    (`EscalationReport.from_data`). Counts the report does not carry show as ``-``.
     """
-    left = _map(report.get("left"))
-    state = _map(report.get("state"))
-    rounds = [_map(r) for r in _list(report.get("why_stuck"))]
+    given = report.model_fields_set
+    transcript = report.state.transcript
     return {
-        "reason": report.get("reason"),
-        "prompt": report.get("prompt") or "",
-        "completion_condition": report.get("completion_condition") or "",
-        "continuations": report.get("continuations"),
-        "max_continuations": report.get("max_continuations"),
-        "model_calls": report.get("model_calls"),
-        "attempts": report.get("attempts"),
-        "attempted": [_map(a) for a in _list(report.get("attempted"))],
-        "claims": rounds,
-        "failed_checks": [_map(c) for c in _list(left.get("failed_checks"))],
-        "open_items": [_map(i) for i in _list(left.get("open_items"))],
+        "reason": report.reason if "reason" in given else None,
+        "prompt": report.prompt,
+        "completion_condition": report.completion_condition,
+        "continuations": report.continuations if "continuations" in given else None,
+        "max_continuations": report.max_continuations if "max_continuations" in given else None,
+        "model_calls": report.model_calls if "model_calls" in given else None,
+        "attempts": report.attempts,
+        "attempted": list(report.attempted),
+        "claims": list(report.why_stuck),
+        "failed_checks": list(report.left.failed_checks),
+        "open_items": list(report.left.open_items),
         "verifier": [
-            {"round": r.get("round"), **_map(r.get("verifier"))}
-            for r in rounds
-            if r.get("verifier")
+            {"round": r.round, **r.verifier.as_data()}
+            for r in report.why_stuck
+            if r.verifier is not None
         ],
-        "checklist": [_map(i) for i in _list(state.get("checklist"))],
-        "transcript": [_map(m) for m in _list(state.get("transcript"))],
-        "files": _map(report.get("files")),
+        "checklist": list(report.state.checklist),
+        "transcript": [m for m in transcript if isinstance(m, Mapping)]
+        if isinstance(transcript, tuple)
+        else [],
+        "files": report.files.as_data() if report.files is not None else {},
     }
 
 
@@ -206,8 +201,8 @@ def _approve(web: Web, request: Request, *, escalation_id: int, note: str | None
             raise UserError(f"escalation {entry.id} is not a review: resolve or requeue it")
         if entry.status != "open":
             raise UserError(f"review {entry.id} is already {entry.status}")
-        pending = _map(entry.report.get("review")).get("certificate")
-        if not isinstance(pending, str):
+        pending = entry.report.review.certificate if entry.report.review is not None else ""
+        if not pending:
             raise UserError(f"review {entry.id}: its report names no certificate to approve")
         path = approve_certificate(pending, by=who, note=note)
         try:

@@ -18,6 +18,7 @@ from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
 
 from donegate.errors import UserError
+from donegate.results import TASK_OUTCOMES
 from donegate.server._web import Web, duration, fmt_time
 from donegate.store import StopRow
 from donegate.telemetry.stats import SIGNALS, breakdown, parse_since
@@ -28,7 +29,7 @@ WINDOWS = ("1h", "6h", "24h", "7d", "30d")
 """The windows the page offers (any ``--since`` value works in the URL)."""
 BUCKETS = 24
 """Bars in the chart."""
-SERIES = ("done", "awaiting_review", "escalated", "failed")
+SERIES = TASK_OUTCOMES
 """Stacked in this order; any other status is counted as ``other``."""
 _W, _H, _LEFT, _BOTTOM, _TOP = 760, 240, 40, 30, 24
 

@@ -1,4 +1,4 @@
-"""Durable tasks: the `TaskStore` protocol, its SQL implementation, and the effects ledger.
+"""Durable tasks: the store's protocols, its SQL implementation, and the effects ledger.
 
 ``open_store(db)`` opens SQLite by default (``$DONEGATE_HOME/donegate.db``) or PostgreSQL by
 URL (``postgresql+psycopg://...``) and runs the named, forward-only migrations shipped here.
@@ -8,35 +8,46 @@ SQLAlchemy and Alembic are imported only when a store is opened.
 from __future__ import annotations
 
 import os
+import time
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from donegate.errors import MissingExtra
+from donegate.errors import (
+    DiskFull,
+    LeaseLost,
+    MissingExtra,
+    StoreError,
+    StoreGone,
+    StoreUnavailable,
+)
 from donegate.store.base import (
     TASK_ID,
     TERMINAL,
     Action,
-    BrowseStore,
-    DiskFull,
     Escalation,
     Evidence,
     HeldEffect,
     JournalWrite,
     Lease,
-    LeaseLost,
     Outcome,
     QueueRow,
     RunJournal,
     RunRecord,
     StopRow,
-    StoreError,
-    StoreGone,
-    StoreUnavailable,
     TaskPage,
     TaskRecord,
     TaskStatus,
-    TaskStore,
 )
 from donegate.store.ledger import StoreLedger
+from donegate.store.protocols import (
+    BrowseStore,
+    Journal,
+    LedgerStore,
+    ReviewQueue,
+    TaskQueue,
+    TaskStore,
+    WorkerStore,
+)
 
 if TYPE_CHECKING:
     from donegate.store.sql import SqlStore
@@ -50,11 +61,14 @@ __all__ = [
     "Escalation",
     "Evidence",
     "HeldEffect",
+    "Journal",
     "JournalWrite",
     "Lease",
     "LeaseLost",
+    "LedgerStore",
     "Outcome",
     "QueueRow",
+    "ReviewQueue",
     "RunJournal",
     "RunRecord",
     "StopRow",
@@ -63,20 +77,27 @@ __all__ = [
     "StoreLedger",
     "StoreUnavailable",
     "TaskPage",
+    "TaskQueue",
     "TaskRecord",
     "TaskStatus",
     "TaskStore",
+    "WorkerStore",
     "open_store",
 ]
 
 
 def open_store(
-    db: str | os.PathLike[str] | None = None, *, pool_size: int = 5, patience_s: float = 0.0
+    db: str | os.PathLike[str] | None = None,
+    *,
+    pool_size: int = 5,
+    patience_s: float = 0.0,
+    clock: Callable[[], float] = time.time,
 ) -> SqlStore:
     """Open and migrate the store at `db` (a URL, a SQLite path, or None for the default).
 
     `patience_s` is how long later calls retry a store that stopped answering (see
-    `TaskStore.patience_s`); opening itself fails at once, with one line.
+    `TaskStore.patience_s`); opening itself fails at once, with one line. `clock` is the store's
+    now in epoch seconds (leases, backoffs, timestamps): tests pass a fake one.
     """
     try:
         import alembic  # noqa: F401 - probe the extra before importing the store
@@ -85,4 +106,4 @@ def open_store(
         raise MissingExtra(exc.name or "sqlalchemy", "postgres") from None
     from donegate.store.sql import open_store as _open
 
-    return _open(db, pool_size=pool_size, patience_s=patience_s)
+    return _open(db, pool_size=pool_size, patience_s=patience_s, clock=clock)

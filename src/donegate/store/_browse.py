@@ -9,7 +9,7 @@ continuations it spent. `record_action` keeps who did what from the UI and when 
 
 from __future__ import annotations
 
-import time
+from collections.abc import Callable
 from typing import Any
 
 import sqlalchemy as sa
@@ -99,6 +99,7 @@ class BrowseMixin:
     """The browsing half of `SqlStore`."""
 
     _db: Database
+    clock: Callable[[], float]
 
     def task_page(
         self,
@@ -278,7 +279,7 @@ class BrowseMixin:
         escalation_id: int | None = None,
         detail: str | None = None,
     ) -> Action:
-        now = time.time()
+        now = self.clock()
         with self._db.write() as conn:
             inserted = conn.execute(
                 sa.insert(actions).values(

@@ -2,9 +2,11 @@
 
 SQLite: WAL, a busy timeout, and every write transaction opened with ``BEGIN IMMEDIATE`` so a
 claim's read and update happen under one write lock (threads of one process also queue on a lock
-instead of spinning in SQLite's busy handler). PostgreSQL: a small pool with pre-ping; claims
-use ``FOR UPDATE SKIP LOCKED``. Migrations run on open, under the write lock (SQLite) or an
-advisory lock (PostgreSQL), so workers starting together migrate once.
+instead of spinning in SQLite's busy handler). PostgreSQL: a small pool whose connections are
+pinged before use only when they sat idle (`_IDLE_PING_S`; a ping on every checkout would add
+a round trip to each transaction); claims use ``FOR UPDATE SKIP LOCKED``. Migrations run on
+open, under the write lock (SQLite) or an advisory lock (PostgreSQL), so workers starting
+together migrate once.
 
 Driver errors that mean the store itself failed are translated here, at the boundary, into one
 `StoreError` line naming the store: it stopped answering (`StoreUnavailable`, which `patient`
@@ -36,8 +38,7 @@ from sqlalchemy import event, exc
 from sqlalchemy.engine import Connection, Engine, make_url
 
 from donegate.config import data_dir
-from donegate.errors import UserError
-from donegate.store.base import DiskFull, StoreError, StoreGone, StoreUnavailable
+from donegate.errors import DiskFull, StoreError, StoreGone, StoreUnavailable, UserError
 
 __all__ = ["Database", "default_url", "patient", "resolve_url"]
 
@@ -85,7 +86,7 @@ class Database:
                     raise UserError(f"cannot create the store at {self.url}: {e}") from None
             kwargs["connect_args"] = {"timeout": 60.0, "check_same_thread": False}
         elif self.dialect == "postgresql":
-            kwargs.update(pool_size=pool_size, max_overflow=pool_size * 2, pool_pre_ping=True)
+            kwargs.update(pool_size=pool_size, max_overflow=pool_size * 2)
             kwargs["connect_args"] = {"connect_timeout": 10}
         else:
             raise UserError(f"unsupported store {self.url}: use sqlite or postgresql+psycopg")
@@ -104,6 +105,9 @@ class Database:
             event.listen(self.engine, "do_connect", self._sqlite_do_connect)
             event.listen(self.engine, "connect", _sqlite_connect)
             event.listen(self.engine, "begin", _sqlite_begin)
+        else:
+            event.listen(self.engine, "checkin", _checked_in)
+            event.listen(self.engine, "checkout", _ping_if_idle)
 
     @property
     def is_sqlite(self) -> bool:
@@ -367,6 +371,36 @@ def patient(method: Callable[Concatenate[_S, _P], _R]) -> Callable[Concatenate[_
             _inside.active = False
 
     return call
+
+
+_IDLE_PING_S = 2.0
+"""A pooled connection idle longer than this is pinged before use (a server restarted while
+the pool sat idle is found then); a busy pool's connections are not. A connection that dies
+under load fails its transaction instead, which SQLAlchemy reports as a disconnect (the pool is
+invalidated) and `patient` retries on a fresh connection."""
+
+
+def _checked_in(_dbapi_conn: Any, record: Any) -> None:
+    record.info["checked_in"] = time.monotonic()
+
+
+def _ping_if_idle(dbapi_conn: Any, record: Any, _proxy: Any) -> None:
+    """`pool_pre_ping` for connections that sat idle only; a fresh one (no check-in yet) is not.
+
+    The ping runs in autocommit, as SQLAlchemy's own does, so it opens no transaction.
+    """
+    since = record.info.get("checked_in")
+    if since is None or time.monotonic() - since < _IDLE_PING_S:
+        return
+    before = dbapi_conn.autocommit
+    try:
+        dbapi_conn.autocommit = True
+        dbapi_conn.cursor().execute("SELECT 1").close()
+    except Exception as e:  # the pool drops this connection and checks out another
+        raise exc.DisconnectionError(f"ping failed: {_one_line(e)}") from e
+    finally:
+        if not dbapi_conn.closed:
+            dbapi_conn.autocommit = before
 
 
 def _sqlite_connect(dbapi_conn: Any, _record: Any) -> None:

@@ -1,28 +1,22 @@
-"""The run journal: turns, transcript, evidence, checklist, the effects ledger, a run's end.
+"""The run journal: turns, transcript, evidence, checklist, and a run's end.
 
 Every write here is fenced: it first touches the task row under the writer's lease epoch, inside
 the same transaction, and raises `LeaseLost` if that epoch is no longer current. On PostgreSQL
 the touch also row-locks the task, so a concurrent claim waits or skips it until the write has
-committed; on SQLite the write lock does the same.
-
-The ledger answers a key only for the call it was begun for: a different call under the same
-key (another name or other arguments) raises `EffectDivergence` instead of being answered with,
-or re-issued as, the other call.
+committed; on SQLite the write lock does the same. The effects ledger, fenced alike and riding
+on these rows, is `donegate.store._effects`.
 """
 
 from __future__ import annotations
 
-import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Unpack
 
 import sqlalchemy as sa
-from sqlalchemy.dialects.postgresql import insert as pg_insert
-from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.engine import Connection
 
-from donegate.messages import Message, ToolCall, ToolResult, Turn
+from donegate.messages import Message, Turn
 from donegate.store._codec import (
     call_from_json,
     dumps,
@@ -36,7 +30,7 @@ from donegate.store._codec import (
 )
 from donegate.store._db import Database, patient
 from donegate.store._outbox import write_notices
-from donegate.store._schema import checklists, effects, escalations, events
+from donegate.store._schema import checklists, escalations, events
 from donegate.store._schema import evidence as evidence_t
 from donegate.store._schema import messages as messages_t
 from donegate.store._schema import runs as runs_t
@@ -44,16 +38,14 @@ from donegate.store._schema import tasks as tasks_t
 from donegate.store._schema import turns as turns_t
 from donegate.store.base import (
     Evidence,
-    HeldEffect,
     JournalWrite,
     Lease,
     LeaseLost,
     Outcome,
     RunRecord,
 )
-from donegate.tools import ensure_same_call
 
-__all__ = ["JournalMixin", "fence", "put_checklist", "stop_row"]
+__all__ = ["JournalMixin", "encode_rows", "fence", "insert_rows", "put_checklist", "stop_row"]
 
 # Hot-path statements are built once: building a Core statement costs several times more than
 # executing a cached one (bind names carry a b_ prefix; SQLAlchemy reserves column names).
@@ -73,28 +65,6 @@ _DROP_ITEMS = sa.delete(checklists).where(
 )
 _ADD_ITEMS = sa.insert(checklists)
 _ADD_EVENT = sa.insert(events)
-_EFFECT = sa.select(effects.c.state, effects.c.call, effects.c.result, effects.c.epoch).where(
-    effects.c.key == _B("b_key")
-)
-_REISSUE = (
-    sa.update(effects)
-    .where(effects.c.key == _B("b_key"), effects.c.state == "begun")
-    .values(issues=effects.c.issues + 1, epoch=_B("b_epoch"), begun_at=_B("b_now"))
-)
-# A first begin is one statement: insert unless the key is there (then check and re-issue).
-# psycopg reports no rowcount for ON CONFLICT DO NOTHING, so PostgreSQL says it with RETURNING
-# (SQLite's rowcount is exact, and RETURNING needs SQLite 3.35).
-_ADD_EFFECT = {
-    "sqlite": sqlite_insert(effects).on_conflict_do_nothing(index_elements=["key"]),
-    "postgresql": pg_insert(effects)
-    .on_conflict_do_nothing(index_elements=["key"])
-    .returning(effects.c.key),
-}
-_EFFECT_DONE = (
-    sa.update(effects)
-    .where(effects.c.key == _B("b_key"))
-    .values(state="done", result=_B("b_result"), done_at=_B("b_now"))
-)
 _END_TASK = (
     sa.update(tasks_t)
     .where(_HELD)
@@ -190,18 +160,12 @@ class _Rows:
     turn: dict[str, Any] | None
     evidence: list[dict[str, Any]]
     checklist: Sequence[tuple[str, str, str]]
+    seq: int | None
 
 
-def _encode(
-    lease: Lease,
-    now: float,
-    *,
-    turn: tuple[int, Turn] | None,
-    messages: Sequence[tuple[int, Message]],
-    evidence: Sequence[Evidence],
-    checklist: Sequence[tuple[str, str, str]],
-) -> _Rows:
+def encode_rows(lease: Lease, now: float, rows: JournalWrite) -> _Rows:
     """What a run produced since its last write, as rows (message `seq` is set on insert)."""
+    turn = rows.get("turn")
     return _Rows(
         messages=[
             {
@@ -211,7 +175,7 @@ def _encode(
                 "role": m.role,
                 "data": dumps(message_to_json(m)),
             }
-            for step, m in messages
+            for step, m in rows.get("messages", ())
         ],
         turn=None
         if turn is None
@@ -236,14 +200,16 @@ def _encode(
                 "duration_s": e.duration_s,
                 "at": now,
             }
-            for e in evidence
+            for e in rows.get("evidence", ())
         ],
-        checklist=checklist,
+        checklist=rows.get("checklist", ()),
+        seq=rows.get("seq"),
     )
 
 
-def _insert(conn: Connection, lease: Lease, rows: _Rows, now: float, seq: int | None) -> None:
+def insert_rows(conn: Connection, lease: Lease, rows: _Rows, now: float) -> None:
     """Insert encoded rows (the caller has fenced `conn`); messages from position `seq` on."""
+    seq = rows.seq
     if rows.messages:
         if seq is None:
             last = conn.execute(_LAST_SEQ, {"b_run": lease.run_id}).scalar()
@@ -262,25 +228,15 @@ class JournalMixin:
     """The journal half of `SqlStore`."""
 
     _db: Database
+    clock: Callable[[], float]
 
     @patient
-    def journal(
-        self,
-        lease: Lease,
-        *,
-        turn: tuple[int, Turn] | None = None,
-        messages: Sequence[tuple[int, Message]] = (),
-        evidence: Sequence[Evidence] = (),
-        checklist: Sequence[tuple[str, str, str]] = (),
-        seq: int | None = None,
-    ) -> None:
-        now = time.time()
-        rows = _encode(
-            lease, now, turn=turn, messages=messages, evidence=evidence, checklist=checklist
-        )
+    def journal(self, lease: Lease, **rows: Unpack[JournalWrite]) -> None:
+        now = self.clock()
+        encoded = encode_rows(lease, now, rows)
         with self._db.write() as conn:
             fence(conn, lease, now)
-            _insert(conn, lease, rows, now, seq)
+            insert_rows(conn, lease, encoded, now)
 
     @patient
     def append_messages(
@@ -373,127 +329,13 @@ class JournalMixin:
             ).all()
         return [(r.item, r.status, r.note) for r in rows]
 
-    # -- the effects ledger ----------------------------------------------------------------------
-
-    @patient
-    def effect_lookup(self, key: str, call: ToolCall) -> ToolResult | None:
-        with self._db.read() as conn:
-            row = conn.execute(_EFFECT, {"b_key": key}).first()
-        if row is None:
-            return None
-        ensure_same_call(key, call_from_json(loads(row.call)), call)
-        if row.state != "done" or row.result is None:
-            return None
-        return result_from_json(loads(row.result))
-
-    @patient
-    def effect_open(
-        self, lease: Lease, key: str, call: ToolCall, *, rows: JournalWrite | None = None
-    ) -> HeldEffect | None:
-        now = time.time()
-        encoded = None
-        if rows is not None:
-            encoded = _encode(
-                lease,
-                now,
-                turn=rows.turn,
-                messages=rows.messages,
-                evidence=rows.evidence,
-                checklist=rows.checklist,
-            )
-        with self._db.write() as conn:
-            fence(conn, lease, now)
-            if encoded is not None and rows is not None:
-                _insert(conn, lease, encoded, now, rows.seq)
-            if self._add_effect(conn, lease, key, call, now):
-                return None
-            held = conn.execute(_EFFECT, {"b_key": key}).one()
-        return HeldEffect(
-            call=call_from_json(loads(held.call)),
-            state="done" if held.state == "done" else "begun",
-            result=None if held.result is None else result_from_json(loads(held.result)),
-            epoch=held.epoch,
-        )
-
-    @patient
-    def effect_begin(self, lease: Lease, key: str, call: ToolCall, *, reissue: bool = True) -> bool:
-        now = time.time()
-        with self._db.write() as conn:
-            fence(conn, lease, now)
-            if self._add_effect(conn, lease, key, call, now):
-                return True
-            held = conn.execute(_EFFECT, {"b_key": key}).one()
-            # begun before and never recorded: re-issue it, if it is the same call and the
-            # caller says its tool honours the key
-            ensure_same_call(key, call_from_json(loads(held.call)), call)
-            if not reissue:
-                # This very lease began it: a retried begin whose first answer was lost.
-                return bool(held.epoch == lease.epoch and held.state == "begun")
-            conn.execute(_REISSUE, {"b_key": key, "b_epoch": lease.epoch, "b_now": now})
-            return True
-
-    def _add_effect(
-        self, conn: Connection, lease: Lease, key: str, call: ToolCall, now: float
-    ) -> bool:
-        """Insert `key` as begun for `call`; False when the key is held (the insert conflicted)."""
-        row = {
-            "key": key,
-            "task_id": lease.task_id,
-            "state": "begun",
-            "call": dumps(part_to_json(call)),
-            "epoch": lease.epoch,
-            "issues": 1,
-            "begun_at": now,
-        }
-        added = conn.execute(_ADD_EFFECT[self._db.dialect], row)
-        return bool(added.rowcount == 1 if self._db.is_sqlite else added.first() is not None)
-
-    @patient
-    def effect_record(self, lease: Lease, key: str, result: ToolResult) -> None:
-        now = time.time()
-        with self._db.write() as conn:
-            fence(conn, lease, now)
-            conn.execute(
-                _EFFECT_DONE,
-                {"b_key": key, "b_result": dumps(part_to_json(result)), "b_now": now},
-            )
-
-    @patient
-    def effects(self, task_id: str) -> list[dict[str, Any]]:
-        with self._db.read() as conn:
-            rows = conn.execute(
-                sa.select(effects).where(effects.c.task_id == task_id).order_by(effects.c.begun_at)
-            ).all()
-        return [
-            {
-                "key": r.key,
-                "state": r.state,
-                "call": loads(r.call),
-                "result": loads(r.result),
-                "issues": r.issues,
-            }
-            for r in rows
-        ]
-
     # -- the end of a run ----------------------------------------------------------------------
 
     @patient
-    def finish(
-        self,
-        lease: Lease,
-        outcome: Outcome,
-        *,
-        turn: tuple[int, Turn] | None = None,
-        messages: Sequence[tuple[int, Message]] = (),
-        evidence: Sequence[Evidence] = (),
-        checklist: Sequence[tuple[str, str, str]] = (),
-        seq: int | None = None,
-    ) -> None:
-        now = time.time()
+    def finish(self, lease: Lease, outcome: Outcome, **rows: Unpack[JournalWrite]) -> None:
+        now = self.clock()
         task_type = lease.spec.get("type")
-        rows = _encode(
-            lease, now, turn=turn, messages=messages, evidence=evidence, checklist=checklist
-        )
+        encoded = encode_rows(lease, now, rows)
         summary = dumps(_summary(outcome))
         with self._db.write() as conn:
             ended = conn.execute(
@@ -507,7 +349,7 @@ class JournalMixin:
             )
             if ended.rowcount != 1:  # the fence: only the lease holder records an outcome
                 raise LeaseLost(lease.task_id, lease.epoch)
-            _insert(conn, lease, rows, now, seq)
+            insert_rows(conn, lease, encoded, now)
             conn.execute(
                 _END_RUN,
                 {
@@ -530,7 +372,7 @@ class JournalMixin:
                         kind="review" if outcome.status == "awaiting_review" else "escalation",
                         status="open",
                         reason=outcome.reason or "escalated",
-                        report=dumps(outcome.report or {}),
+                        report=dumps(outcome.report.as_data() if outcome.report else {}),
                         report_md=outcome.report_md or f"# {lease.task_id}\n\n{outcome.reason}\n",
                         created_at=now,
                     )

@@ -12,14 +12,14 @@ backoff cost a claim nothing however many there are: see `_candidate`.
 from __future__ import annotations
 
 import math
-import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
 from donegate.errors import UserError
+from donegate.harness.escalation import EscalationReport
 from donegate.store._codec import dumps, loads
 from donegate.store._db import Database, patient
 from donegate.store._journal import fence, stop_row
@@ -108,12 +108,13 @@ class LeaseMixin:
     """The lease half of `SqlStore`."""
 
     _db: Database
+    clock: Callable[[], float]
 
     @patient
     def claim(self, worker_id: str, lease_s: float) -> Lease | None:
         _check_lease(lease_s)
         while True:
-            now = time.time()
+            now = self.clock()
             with self._db.write() as conn:
                 row = self._candidate(conn, now)
                 if row is None:
@@ -130,7 +131,7 @@ class LeaseMixin:
         whether this worker may run it.
         """
         _check_lease(lease_s)
-        now = time.time()
+        now = self.clock()
         with self._db.write() as conn:
             query = _NAMED if self._db.is_sqlite else _NAMED_SKIP
             row = conn.execute(query, {"b_task": task_id, "b_now": now}).first()
@@ -201,7 +202,7 @@ class LeaseMixin:
         lost: set[str] = set()
         if not leases:
             return lost
-        now = time.time()
+        now = self.clock()
         with self._db.write() as conn:
             for lease in leases:
                 touched = conn.execute(
@@ -229,7 +230,7 @@ class LeaseMixin:
     ) -> None:
         if not (math.isfinite(delay_s) and delay_s >= 0):
             raise UserError(f"a release delay must be a finite number >= 0, got {delay_s!r}")
-        now = time.time()
+        now = self.clock()
         with self._db.write() as conn:
             fence(conn, lease, now)
             row = conn.execute(sa.select(tasks).where(tasks.c.id == lease.task_id)).one()
@@ -289,7 +290,7 @@ class LeaseMixin:
         tasks untouched for `pending_stale_s` are touched, in one transaction, so concurrent
         reapers never return the same task twice in a row.
         """
-        now = time.time()
+        now = self.clock()
         with self._db.write() as conn:
             query = sa.select(tasks.c.id).where(_expired(now)).limit(500)
             stale = sa.select(tasks.c.id).where(
@@ -348,7 +349,7 @@ def _give_up(conn: Connection, row: Any, now: float) -> None:
     outcome = Outcome(
         status="escalated",
         reason=reason,
-        report={"task_id": row.id, "reason": reason, "attempts": row.attempts},
+        report=EscalationReport(task_id=row.id, reason=reason, attempts=row.attempts),
         report_md=f"# {row.id}: escalated\n\n{reason}; a person should look at it.\n",
     )
     conn.execute(
@@ -369,7 +370,7 @@ def _give_up(conn: Connection, row: Any, now: float) -> None:
             task_id=row.id,
             status="open",
             reason=reason,
-            report=dumps(outcome.report),
+            report=dumps(outcome.report.as_data() if outcome.report is not None else {}),
             report_md=outcome.report_md,
             created_at=now,
         )

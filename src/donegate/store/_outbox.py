@@ -8,11 +8,14 @@ that dedupes on it acts once.
 
 A deliverer takes a row by bumping its attempt count under compare-and-set (`outbox_take`), so
 two workers polling one store do not both send the same attempt.
+
+A person's decision ends a task too: `write_decision` writes its notice (approved, rejected,
+cancelled) in the transaction that records it, under a key of its own, ``<task>:<decision>``.
 """
 
 from __future__ import annotations
 
-import time
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol, runtime_checkable
 
@@ -20,12 +23,20 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
 from donegate.errors import UserError
+from donegate.harness.certificate import read_certificate
 from donegate.store._codec import dumps, loads
 from donegate.store._db import Database, patient
 from donegate.store._schema import outbox
 from donegate.store.base import Lease, Outcome
 
-__all__ = ["Notification", "OutboxMixin", "OutboxStore", "write_notices"]
+__all__ = [
+    "Notification",
+    "OutboxMixin",
+    "OutboxStore",
+    "certificate_json",
+    "write_decision",
+    "write_notices",
+]
 
 State = Literal["pending", "delivered", "failed"]
 
@@ -88,15 +99,68 @@ def _row(row: Any) -> Notification:
 
 def write_notices(conn: Connection, lease: Lease, outcome: Outcome, now: float) -> None:
     """Insert the outcome's notifications (one per target) inside the caller's transaction."""
-    notice = outcome.notify
-    if not notice or not notice.get("targets"):
+    if outcome.notify:
+        _insert(conn, lease.task_id, lease.generation, outcome.notify, now)
+
+
+def write_decision(
+    conn: Connection,
+    task: Any,
+    *,
+    decision: Literal["approved", "rejected", "cancelled"],
+    reason: str,
+    now: float,
+    certificate: str | None = None,
+) -> None:
+    """Notify the task spec's targets of a person's decision, inside the caller's transaction.
+
+    `task` is its row as read in that transaction. The key, ``<task>:<decision>`` (after a
+    requeue ``<task>~<generation>:<decision>``), differs from the run's ``:final`` one: an
+    approved review was notified ``awaiting_review`` before. Only the spec's own ``notify:``
+    targets are known here (a worker's ``--notify-*`` ones are that worker's); the body has
+    the approved certificate when there is one.
+    """
+    spec = loads(task.spec) or {}
+    targets = [t for t in spec.get("notify") or [] if isinstance(t, dict)]
+    if not targets:
+        return
+    base = task.id if task.generation == 0 else f"{task.id}~{task.generation}"
+    key = f"{base}:{decision}"
+    status = {"approved": "done", "rejected": "failed", "cancelled": "cancelled"}[decision]
+    body: dict[str, Any] = {
+        "task_id": task.id,
+        "status": status,
+        "decision": decision,
+        "reason": reason,
+        "idempotency_key": key,
+    }
+    if decision == "approved":
+        body["certificate"] = certificate_json(certificate)
+    _insert(conn, task.id, task.generation, {"key": key, "body": body, "targets": targets}, now)
+
+
+def certificate_json(path: object) -> Any:
+    """The signed certificate the harness wrote at `path` (its JSON as written, which the
+    signature covers; bounded), or None when there is none."""
+    if not isinstance(path, str):
+        return None
+    try:
+        return read_certificate(path)
+    except UserError:
+        return None
+
+
+def _insert(
+    conn: Connection, task_id: str, generation: int, notice: Mapping[str, Any], now: float
+) -> None:
+    if not notice.get("targets"):
         return
     conn.execute(
         sa.insert(outbox),
         [
             {
-                "task_id": lease.task_id,
-                "generation": lease.generation,
+                "task_id": task_id,
+                "generation": generation,
                 "target_no": i,
                 "key": notice["key"],
                 "target": dumps(target),
@@ -135,6 +199,7 @@ class OutboxMixin:
     """`OutboxStore` on the SQL store."""
 
     _db: Database
+    clock: Callable[[], float]
 
     @patient
     def outbox(
@@ -177,7 +242,7 @@ class OutboxMixin:
     @patient
     def outbox_result(self, n: Notification, *, error: str | None, retry_at: float | None) -> None:
         """Record an attempt: delivered (no error), pending again at `retry_at`, or failed."""
-        now = time.time()
+        now = self.clock()
         values: dict[str, Any]
         if error is None:
             values = {"state": "delivered", "delivered_at": now, "last_error": None}
@@ -191,7 +256,7 @@ class OutboxMixin:
     @patient
     def outbox_retry(self, notification_id: int) -> Notification:
         """Send a notification again (delivered or failed): pending now, attempts from zero."""
-        now = time.time()
+        now = self.clock()
         with self._db.write() as conn:
             done = conn.execute(
                 sa.update(outbox)

@@ -7,14 +7,16 @@ without requeue rejects it (``failed``), `resolve --requeue` runs it again with 
 
 from __future__ import annotations
 
-import time
+from collections.abc import Callable
 from typing import Any
 
 import sqlalchemy as sa
 
 from donegate.errors import UserError
+from donegate.harness.escalation import EscalationReport
 from donegate.store._codec import dumps, loads
 from donegate.store._db import Database, patient
+from donegate.store._outbox import write_decision
 from donegate.store._schema import escalations, events, tasks
 from donegate.store.base import Escalation, StopRow
 
@@ -27,7 +29,7 @@ def _escalation(row: Any) -> Escalation:
         task_id=row.task_id,
         status=row.status,
         reason=row.reason,
-        report=loads(row.report) or {},
+        report=EscalationReport.from_data(loads(row.report)),
         report_md=row.report_md,
         created_at=row.created_at,
         resolved_at=row.resolved_at,
@@ -42,6 +44,7 @@ class ReviewMixin:
     """The people-facing half of `SqlStore`."""
 
     _db: Database
+    clock: Callable[[], float]
 
     @patient
     def escalations(self, *, status: str | None = "open") -> list[Escalation]:
@@ -70,7 +73,7 @@ class ReviewMixin:
     ) -> Escalation:
         if instructions and not requeue:
             raise UserError("--instructions only go with --requeue")
-        now = time.time()
+        now = self.clock()
         with self._db.write() as conn:
             row = conn.execute(
                 sa.select(escalations).where(escalations.c.id == escalation_id)
@@ -80,16 +83,15 @@ class ReviewMixin:
             if row.status != "open":
                 raise UserError(f"escalation {escalation_id} is already {row.status}")
             if row.kind == "review" and not requeue:  # a review closed unapproved: rejected
-                conn.execute(
+                reason = f"rejected in review {escalation_id}" + (f": {note}" if note else "")
+                rejected = conn.execute(
                     sa.update(tasks)
                     .where(tasks.c.id == row.task_id, tasks.c.status == "awaiting_review")
-                    .values(
-                        status="failed",
-                        reason=f"rejected in review {escalation_id}"
-                        + (f": {note}" if note else ""),
-                        updated_at=now,
-                    )
+                    .values(status="failed", reason=reason, updated_at=now)
                 )
+                if rejected.rowcount == 1:
+                    task = conn.execute(sa.select(tasks).where(tasks.c.id == row.task_id)).one()
+                    write_decision(conn, task, decision="rejected", reason=reason, now=now)
             conn.execute(
                 sa.update(escalations)
                 .where(escalations.c.id == escalation_id)
@@ -133,7 +135,7 @@ class ReviewMixin:
         note: str | None = None,
         certificate: str | None = None,
     ) -> Escalation:
-        now = time.time()
+        now = self.clock()
         with self._db.write() as conn:
             row = conn.execute(
                 sa.select(escalations).where(escalations.c.id == escalation_id)
@@ -159,16 +161,25 @@ class ReviewMixin:
                 .where(escalations.c.id == escalation_id)
                 .values(status="approved", note=note, resolved_by=by, resolved_at=now)
             )
+            reason = f"approved by {by} in review {escalation_id}"
             conn.execute(
                 sa.update(tasks)
                 .where(tasks.c.id == row.task_id)
                 .values(
                     status="done",
-                    reason=f"approved by {by} in review {escalation_id}",
+                    reason=reason,
                     result=dumps(result),
                     finished_at=now,
                     updated_at=now,
                 )
+            )
+            write_decision(
+                conn,
+                task,
+                decision="approved",
+                reason=reason,
+                now=now,
+                certificate=result.get("certificate"),
             )
             updated = conn.execute(
                 sa.select(escalations).where(escalations.c.id == escalation_id)

@@ -23,7 +23,8 @@ from donegate.messages import ToolCall, ToolResult
 from donegate.tools import ensure_same_call
 
 if TYPE_CHECKING:
-    from donegate.store.base import HeldEffect, JournalWrite, Lease, TaskStore
+    from donegate.store.base import HeldEffect, JournalWrite, Lease
+    from donegate.store.protocols import LedgerStore
 
 __all__ = ["Rider", "StoreLedger"]
 
@@ -33,8 +34,8 @@ R = TypeVar("R")
 class Rider(Protocol):
     """A run's journal whose unwritten rows may ride with another fenced write."""
 
-    def ride(self, write: Callable[[JournalWrite | None], R]) -> R:
-        """Call `write` with the rows not yet written (None: none), then count them written.
+    def ride(self, write: Callable[[JournalWrite], R]) -> R:
+        """Call `write` with the rows not yet written (empty: none), then count them written.
 
         Writes are serialized: a second caller waits until the first one's rows committed.
         """
@@ -42,9 +43,9 @@ class Rider(Protocol):
 
 
 class StoreLedger:
-    """An `EffectLedger` writing to a `TaskStore` under one lease."""
+    """An `EffectLedger` writing to a store (`LedgerStore`) under one lease."""
 
-    def __init__(self, store: TaskStore, lease: Lease, journal: Rider | None = None) -> None:
+    def __init__(self, store: LedgerStore, lease: Lease, journal: Rider | None = None) -> None:
         self.store = store
         self.lease = lease
         self.journal = journal
@@ -60,10 +61,10 @@ class StoreLedger:
         The `begin` that follows a None is answered from what this write learned.
         """
 
-        def write(rows: JournalWrite | None) -> HeldEffect | None:
-            return self.store.effect_open(self.lease, key, call, rows=rows)
+        def write(rows: JournalWrite) -> HeldEffect | None:
+            return self.store.effect_open(self.lease, key, call, **rows)
 
-        held = self.journal.ride(write) if self.journal is not None else write(None)
+        held = self.journal.ride(write) if self.journal is not None else write({})
         if held is not None:
             ensure_same_call(key, held.call, call)
             if held.state == "done" and held.result is not None:

@@ -1,8 +1,10 @@
 """`SqlStore`: the one `TaskStore` implementation, on SQLite (default) or PostgreSQL by URL.
 
 The class is assembled from mixins, one per concern: dispatch (here), leases
-(`donegate.store._leases`), the run journal and effects ledger (`donegate.store._journal`),
-and the human queue and telemetry reads (`donegate.store._review`).
+(`donegate.store._leases`), the run journal (`donegate.store._journal`), the effects ledger
+(`donegate.store._effects`), the human queue and telemetry reads (`donegate.store._review`),
+the review UI's pages (`donegate.store._browse`) and the outbox (`donegate.store._outbox`). It
+implements every protocol of `donegate.store.protocols`.
 """
 
 from __future__ import annotations
@@ -11,7 +13,7 @@ import json
 import math
 import os
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import sqlalchemy as sa
@@ -22,9 +24,10 @@ from donegate.errors import UserError
 from donegate.store._browse import BrowseMixin
 from donegate.store._codec import loads
 from donegate.store._db import Database, patient, resolve_url
+from donegate.store._effects import LedgerMixin
 from donegate.store._journal import JournalMixin, put_checklist
 from donegate.store._leases import LeaseMixin
-from donegate.store._outbox import OutboxMixin
+from donegate.store._outbox import OutboxMixin, write_decision
 from donegate.store._review import ReviewMixin
 from donegate.store._schema import escalations, runs, tasks
 from donegate.store.base import TASK_ID, TERMINAL, BrowseStore, TaskRecord, TaskStore
@@ -36,14 +39,19 @@ RESERVE_BYTES = 2 * 1024 * 1024
 
 
 def open_store(
-    db: str | os.PathLike[str] | None = None, *, pool_size: int = 5, patience_s: float = 0.0
+    db: str | os.PathLike[str] | None = None,
+    *,
+    pool_size: int = 5,
+    patience_s: float = 0.0,
+    clock: Callable[[], float] = time.time,
 ) -> SqlStore:
     """Open (and migrate) the store at ``--db``: a URL, a SQLite path, or the default file.
 
     An unreachable or unusable URL raises a one-line `UserError` naming it. `patience_s` is how
-    long later calls retry a store that stopped answering (`TaskStore.patience_s`).
+    long later calls retry a store that stopped answering (`TaskStore.patience_s`). `clock` is
+    the store's now, in epoch seconds (leases, backoffs, timestamps): tests pass a fake one.
     """
-    store = SqlStore(Database(resolve_url(db), pool_size=pool_size))
+    store = SqlStore(Database(resolve_url(db), pool_size=pool_size), clock=clock)
     try:
         store.patience_s = patience_s
         store._db.migrate()
@@ -80,13 +88,15 @@ def _canonical(spec: Mapping[str, Any]) -> str:
     return json.dumps(spec, sort_keys=True, separators=(",", ":"), default=str)
 
 
-class SqlStore(LeaseMixin, JournalMixin, ReviewMixin, BrowseMixin, OutboxMixin):
+class SqlStore(LeaseMixin, JournalMixin, LedgerMixin, ReviewMixin, BrowseMixin, OutboxMixin):
     """A `TaskStore` on SQLAlchemy Core; build it with `open_store`."""
 
-    def __init__(self, database: Database) -> None:
+    def __init__(self, database: Database, *, clock: Callable[[], float] = time.time) -> None:
         self._db = database
         self.url = database.url
         """Where the store lives, password masked."""
+        self.clock = clock
+        """The store's now in epoch seconds: every lease, backoff and timestamp reads it."""
 
     @property
     def dialect(self) -> str:
@@ -127,7 +137,7 @@ class SqlStore(LeaseMixin, JournalMixin, ReviewMixin, BrowseMixin, OutboxMixin):
             )
         if isinstance(max_attempts, bool) or not isinstance(max_attempts, int) or max_attempts < 1:
             raise UserError(f"max_attempts must be a whole number >= 1, got {max_attempts!r}")
-        now = time.time()
+        now = self.clock()
         text = _canonical(spec)
         try:
             with self._db.write() as conn:
@@ -173,7 +183,7 @@ class SqlStore(LeaseMixin, JournalMixin, ReviewMixin, BrowseMixin, OutboxMixin):
 
     @patient
     def cancel(self, task_id: str, reason: str = "cancelled") -> TaskRecord:
-        now = time.time()
+        now = self.clock()
         with self._db.write() as conn:
             row = self._locked(conn, task_id)
             if row.status in TERMINAL:
@@ -196,13 +206,14 @@ class SqlStore(LeaseMixin, JournalMixin, ReviewMixin, BrowseMixin, OutboxMixin):
                 .where(runs.c.task_id == task_id, runs.c.status == "running")
                 .values(status="cancelled", ended_at=now, reason=reason)
             )
+            write_decision(conn, row, decision="cancelled", reason=reason, now=now)
         record = self.get(task_id)
         assert record is not None
         return record
 
     @patient
     def retry(self, task_id: str, *, instructions: str | None = None) -> TaskRecord:
-        now = time.time()
+        now = self.clock()
         with self._db.write() as conn:
             row = self._locked(conn, task_id)
             if row.status not in ("failed", "escalated", "cancelled"):

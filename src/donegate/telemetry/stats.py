@@ -15,6 +15,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from donegate.errors import UserError
+from donegate.messages import Ending
+from donegate.results import Status
 from donegate.store.base import StopRow
 
 __all__ = ["SIGNALS", "Breakdown", "Signal", "breakdown", "parse_since"]
@@ -31,15 +33,15 @@ def parse_since(text: str) -> float:
 
 
 def _max_steps(r: StopRow) -> bool:
-    return r.loop_status == "max_steps"
+    return r.loop_status == Status.MAX_STEPS
 
 
 def _truncated(r: StopRow) -> bool:
-    return r.ending == "truncated" or r.loop_status == "truncated"
+    return r.ending == Ending.TRUNCATED or r.loop_status == Status.TRUNCATED
 
 
 def _open_text_stop(r: StopRow) -> bool:
-    return r.ending == "complete" and r.open_items > 0
+    return r.ending == Ending.COMPLETE and r.open_items > 0
 
 
 SIGNALS: dict[str, tuple[str, Callable[[StopRow], bool]]] = {

@@ -27,8 +27,8 @@ from pydantic import (
 
 from donegate.errors import ScriptError, UserError
 from donegate.finish import FinishTool, as_finish_tool
-from donegate.loop import Status
 from donegate.messages import Ending
+from donegate.results import Status
 from donegate.testing._script_errors import Loc, kind, located, path, problem
 from donegate.testing.stubs import ANY_OBJECT
 

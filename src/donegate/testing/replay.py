@@ -15,9 +15,9 @@ from typing import Any
 import donegate
 from donegate.errors import ScriptExhausted, UserError
 from donegate.events import RunEnded
-from donegate.loop import RunResult
 from donegate.messages import Ending, ErrorInfo, Message, Turn
 from donegate.models.base import Model, ModelRequest
+from donegate.results import RunResult
 from donegate.testing.invariants import transcript_problems
 from donegate.testing.player import SDK_APIS, ScriptedModel, sdk_client
 from donegate.testing.script import Script

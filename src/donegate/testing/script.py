@@ -23,10 +23,11 @@ that was not offered is still served as scripted (models do call tools they were
 the player reports it as a warning, never a refusal. ``prompt`` may be left out of a script
 for ``donegate run`` (the task's prompt is used; `check_for_task`).
 
-Each turn is parsed into a canonical `Turn` once, here, so the direct player and every wire
-format replay exactly the same value. Tool results are not in the turns: they come from the
-stubs, so either side can vary alone. Every problem is a `ScriptError` naming the file and the
-field (``refund.yaml: turns[3].ending: unknown ending 'done'; ...``).
+The file is validated by pydantic models (`donegate.testing._script_schema`, as task files are
+by `donegate.harness.spec`), then each turn is built into a canonical `Turn` once, here, so the
+direct player and every wire format replay exactly the same value. Tool results are not in the
+turns: they come from the stubs, so either side can vary alone. Every problem is a `ScriptError`
+naming the file and the field (``refund.yaml: turns[3].ending: unknown ending 'done'; ...``).
 """
 
 from __future__ import annotations
@@ -249,7 +250,7 @@ def parse_script(data: Any, *, source: str | None = None) -> Script:
 
 def _build(file: ScriptFile, source: str | None) -> Script:
     calls = [[c for _, c in t.calls()] for t in file.turns]
-    ids = _fresh_ids({c.id for turn in calls for c in turn if c.given("id")})
+    ids = _fresh_ids({c.id for turn in calls for c in turn if "id" in c.model_fields_set})
     turns = tuple(_turn(t, c, ids) for t, c in zip(file.turns, calls, strict=True))
     faults = {i: f for i, f in enumerate(map(_fault, file.turns)) if f is not None}
     given = set(file.given())

@@ -8,7 +8,12 @@ dropped. A lease, never a message, is what lets a worker run a task, so no two w
 
 A message can still vanish (a copy dropped while the lease holder later dies, a flushed broker):
 every worker process runs a reaper that returns expired leases to pending and sends a fresh
-message for them, and for pending tasks nobody touched for a while.
+message for them, and for pending tasks nobody touched for a while. Beside it runs a `Courier`
+that delivers the outbox (the notifications written with each outcome), as an embedded worker's
+does.
+
+Each pool process keeps one store (a pool of ``pool_size`` connections, enough for the pool's
+threads plus the heartbeat, so no transaction opens a connection of its own) and one `Worker`.
 
 Needs ``pip install "donegate[celery]"`` (``celery[redis]``) and, for several machines, a
 PostgreSQL store they all reach.
@@ -20,11 +25,12 @@ import logging
 import os
 import threading
 import uuid
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from donegate.errors import MissingExtra
 from donegate.store import open_store
+from donegate.worker.outbox import Courier, Delivery
 from donegate.worker.service import ModelResolver, Observer, Worker, default_resolver
 
 if TYPE_CHECKING:
@@ -63,9 +69,13 @@ class _Process:
         output_dir: str | None,
         observers: Sequence[Observer],
         patience_s: float = 0.0,
+        pool_size: int = 5,
+        notify: Sequence[Mapping[str, Any]] = (),
+        delivery: Delivery | None = None,
     ) -> None:
         self.db, self.lease_s, self.resolver = db, lease_s, resolver
         self.output_dir, self.observers, self.patience_s = output_dir, observers, patience_s
+        self.pool_size, self.notify, self.delivery = pool_size, notify, delivery or Delivery()
         self._pid: int | None = None
         self._worker: Worker | None = None
         self._lock = threading.Lock()
@@ -79,13 +89,16 @@ class _Process:
                 self._worker.store.close()
                 self._worker = None
             if self._worker is None or self._pid != os.getpid():
-                store = open_store(self.db, patience_s=self.patience_s)
+                store = open_store(self.db, patience_s=self.patience_s, pool_size=self.pool_size)
                 self._worker = Worker(
                     store,
                     lease_s=self.lease_s,
                     model_resolver=self.resolver,
                     output_dir=self.output_dir,
                     observers=self.observers,
+                    notify=self.notify,
+                    delivery=self.delivery,
+                    deliver_outbox=False,  # the process's courier does (`_Reaper`)
                 )
                 store.keep_reserve()
                 self._worker.start_heartbeat(threading.Event())
@@ -104,6 +117,9 @@ def make_app(
     observers: Sequence[Observer] = (),
     reap_every_s: float | None = None,
     store_patience_s: float = 0.0,
+    pool_size: int = 5,
+    notify: Sequence[Mapping[str, Any]] = (),
+    delivery: Delivery | None = None,
 ) -> Celery:
     """A Celery app whose one task runs stored tasks under the store's leases.
 
@@ -111,7 +127,9 @@ def make_app(
     redelivers an unacknowledged message; keep it above `lease_s` so a killed worker's lease has
     expired by the time its message comes back. `store_patience_s` is how long each process
     retries a store that stopped answering; a process whose worker stopped on a fault opens a
-    fresh one for its next message.
+    fresh one for its next message. `pool_size` is each process's store connections (its
+    threads plus two); `notify` the targets of every task's end after the spec's own, delivered
+    with `delivery`'s attempts and backoff.
     """
     _, signals = _celery()
     visibility = visibility_timeout or max(60.0, 4 * lease_s)
@@ -123,6 +141,9 @@ def make_app(
         output_dir=output_dir,
         observers=observers,
         patience_s=store_patience_s,
+        pool_size=pool_size,
+        notify=notify,
+        delivery=delivery,
     )
 
     @app.task(name=TASK_NAME, shared=False)  # type: ignore[untyped-decorator]
@@ -140,7 +161,8 @@ def make_app(
 
 
 class _Reaper:
-    """Sends a message for tasks whose lease expired or that sat pending with none."""
+    """Sends a message for tasks whose lease expired or that sat pending with none; beside it,
+    a `Courier` delivers the outbox."""
 
     def __init__(self, app: Celery, state: _Process, *, every_s: float, stale_s: float) -> None:
         self.app, self.state, self.every_s, self.stale_s = app, state, every_s, stale_s
@@ -150,6 +172,21 @@ class _Reaper:
         if getattr(sender, "app", self.app) is not self.app:
             return  # another app's worker became ready in this process
         threading.Thread(target=self._loop, daemon=True, name="donegate-reaper").start()
+        threading.Thread(target=self._deliver, daemon=True, name="donegate-outbox").start()
+
+    def _deliver(self) -> None:
+        """Deliver the outbox until stopped (the store is opened, and retried, here)."""
+        while not self.stop.is_set():
+            try:
+                store = open_store(self.state.db)
+            except Exception:
+                log.exception("the outbox courier cannot open the store; trying again")
+                self.stop.wait(self.every_s)
+                continue
+            try:
+                Courier(store, self.state.delivery).loop(self.stop)
+            finally:
+                store.close()
 
     def _loop(self) -> None:
         store: SqlStore | None = None

@@ -31,19 +31,17 @@ from collections.abc import AsyncIterator, Callable, Collection, Sequence
 from typing import TYPE_CHECKING, Protocol, TypeVar, runtime_checkable
 
 from donegate.events import Event, ModelCalled, ToolCalled, TurnAppended
+from donegate.harness.checklist import CHECKLIST_TOOL, ChecklistUpdate
 from donegate.messages import Ending, Message, Turn
 from donegate.models.base import Model, ModelRequest
 from donegate.store import Evidence, JournalWrite, Lease, LeaseLost, Outcome
 
 if TYPE_CHECKING:
-    from donegate.store import TaskStore
+    from donegate.store import Journal
 
 __all__ = ["CHECKLIST_TOOL", "Halted", "JournalSink", "JournaledModel", "ReplayAware"]
 
 R = TypeVar("R")
-
-CHECKLIST_TOOL = "update_checklist"
-"""The harness's checklist tool; its successful calls update the stored checklist."""
 
 
 class Halted(Exception):
@@ -57,7 +55,7 @@ class Halted(Exception):
 class JournalSink:
     """Persists one leased run's turns, transcript, evidence and checklist, one write per call."""
 
-    def __init__(self, store: TaskStore, lease: Lease) -> None:
+    def __init__(self, store: Journal, lease: Lease) -> None:
         self.store = store
         self.lease = lease
         self.lost = threading.Event()
@@ -91,11 +89,9 @@ class JournalSink:
             raise Halted(self.halted)
         if isinstance(event, ToolCalled):
             self._evidence.append(event.record)  # the one record, measured where it ran
-            if event.call.name == CHECKLIST_TOOL and not event.result.is_error:
-                args = event.call.arguments or {}
-                item, status = args.get("item"), args.get("status")
-                if isinstance(item, str) and isinstance(status, str):
-                    self._checklist.append((item, status, str(args.get("note") or "")))
+            update = ChecklistUpdate.applied(event.call, event.result)
+            if update is not None:
+                self._checklist.append((update.item, update.status, update.note))
             if self._turn is not None:  # no effect took the turn: its tools have answered
                 self._write()
         elif isinstance(event, TurnAppended):
@@ -111,21 +107,20 @@ class JournalSink:
             if not any(c.name in self.effect_tools for c in event.turn.tool_calls):
                 self._write()
 
-    def ride(self, write: Callable[[JournalWrite | None], R]) -> R:
-        """Call `write` with what is not written yet (None: nothing); then it counts as written.
+    def ride(self, write: Callable[[JournalWrite], R]) -> R:
+        """Call `write` with what is not written yet (empty: nothing); then that is written.
 
         The ledger's begin calls this, so a step's turn commits with its first effect's begin.
         Writes are serialized: an effect begun on another thread waits for the turn to commit.
         """
         with self._lock:
-            pending = self._turn is not None or self._messages or self._evidence
-            rows = self._rows() if pending or self._checklist else None
+            rows = self._rows()
             try:
                 answer = write(rows)
             except LeaseLost:
                 self.lost.set()
                 raise
-            if rows is not None:
+            if rows:
                 self.writes += 1
                 self._written(rows)
             return answer
@@ -140,16 +135,20 @@ class JournalSink:
             self._write()
 
     def _rows(self) -> JournalWrite:
-        return JournalWrite(
-            turn=self._turn,
-            messages=self._messages,
-            evidence=self._evidence,
-            checklist=self._checklist,
-            seq=self._seq,
-        )
+        rows = JournalWrite()
+        if self._turn is not None:
+            rows["turn"] = self._turn
+        if self._messages:
+            rows["messages"] = self._messages
+            rows["seq"] = self._seq
+        if self._evidence:
+            rows["evidence"] = self._evidence
+        if self._checklist:
+            rows["checklist"] = self._checklist
+        return rows
 
     def _written(self, rows: JournalWrite) -> None:
-        self._seq += len(rows.messages)
+        self._seq += len(rows.get("messages", ()))
         self._turn = None
         self._messages = []
         self._evidence = []
@@ -160,24 +159,9 @@ class JournalSink:
             rows = self._rows()
             try:
                 if outcome is not None:
-                    self.store.finish(
-                        self.lease,
-                        outcome,
-                        turn=rows.turn,
-                        messages=rows.messages,
-                        evidence=rows.evidence,
-                        checklist=rows.checklist,
-                        seq=rows.seq,
-                    )
+                    self.store.finish(self.lease, outcome, **rows)
                 else:
-                    self.store.journal(
-                        self.lease,
-                        turn=rows.turn,
-                        messages=rows.messages,
-                        evidence=rows.evidence,
-                        checklist=rows.checklist,
-                        seq=rows.seq,
-                    )
+                    self.store.journal(self.lease, **rows)
                     self.writes += 1
             except LeaseLost:
                 self.lost.set()

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import json
 import logging
-import os
 import tempfile
 import threading
 import time
@@ -28,8 +27,10 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from donegate.config import HOLD_DELIVERY_ENV, IDEMPOTENCY_KEY_ENV, hold_delivery
 from donegate.errors import UserError
 from donegate.harness._process import run as run_process
+from donegate.store._outbox import certificate_json
 from donegate.store.base import Lease, Outcome
 
 if TYPE_CHECKING:
@@ -39,7 +40,7 @@ __all__ = ["HOLD_ENV", "Courier", "Delivery", "compose", "deliver", "final_key"]
 
 log = logging.getLogger("donegate.worker.outbox")
 
-HOLD_ENV = "DONEGATE_TEST_HOLD_DELIVERY"
+HOLD_ENV = HOLD_DELIVERY_ENV
 """Test-only: while set to a non-empty value, a courier delivers nothing (a window in which a
 test kills the worker after the outcome is recorded and before it is sent)."""
 
@@ -98,7 +99,7 @@ def compose(
     if outcome.status in ("done", "awaiting_review"):
         body["certificate"] = _certificate(outcome.summary.get("certificate"))
     if outcome.status == "escalated":
-        body["escalation"] = dict(outcome.report) if outcome.report is not None else None
+        body["escalation"] = outcome.report.as_data() if outcome.report is not None else None
     attempts = (delivery or Delivery()).max_attempts
     return replace(
         outcome, notify={"key": key, "body": body, "targets": targets, "max_attempts": attempts}
@@ -107,13 +108,10 @@ def compose(
 
 def _certificate(path: object) -> Any:
     """The signed certificate the harness wrote (JSON), or None when there is none."""
-    if not isinstance(path, str):
-        return None
-    try:
-        return json.loads(Path(path).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+    cert = certificate_json(path)
+    if cert is None and isinstance(path, str):
         log.warning("certificate %s could not be read for the notification", path)
-        return None
+    return cert
 
 
 def deliver(n: Notification, timeout_s: float) -> str | None:
@@ -135,7 +133,7 @@ def deliver(n: Notification, timeout_s: float) -> str | None:
     argv = [_fill(a, n) for a in n.target["command"]]
     try:
         done = run_process(
-            ["env", f"DONEGATE_IDEMPOTENCY_KEY={n.key}", *argv],
+            ["env", f"{IDEMPOTENCY_KEY_ENV}={n.key}", *argv],
             cwd=Path(tempfile.gettempdir()),
             timeout=timeout_s,
             stdin=data,
@@ -200,7 +198,7 @@ class Courier:
 
     def once(self) -> bool:
         """Deliver what is due now; True when something was attempted."""
-        if os.environ.get(HOLD_ENV):
+        if hold_delivery():
             return False
         now = time.time()
         due = self.store.outbox_due(now)

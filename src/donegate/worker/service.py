@@ -50,6 +50,7 @@ from donegate.harness.runner import run_task, side_effect_tools
 from donegate.harness.spec import TaskSpec
 from donegate.models.base import Model
 from donegate.models.infer import infer_model
+from donegate.results import Status
 from donegate.store import (
     DiskFull,
     Lease,
@@ -59,7 +60,7 @@ from donegate.store import (
     StoreGone,
     StoreLedger,
     StoreUnavailable,
-    TaskStore,
+    WorkerStore,
 )
 from donegate.worker.journal import Halted, JournaledModel, JournalSink
 from donegate.worker.outbox import Courier, Delivery, compose
@@ -107,11 +108,11 @@ class WorkerStats:
 
 
 class Worker:
-    """Runs queued tasks from a `TaskStore`; several slots share one heartbeat."""
+    """Runs queued tasks from a store (`WorkerStore`); several slots share one heartbeat."""
 
     def __init__(
         self,
-        store: TaskStore,
+        store: WorkerStore,
         *,
         concurrency: int = 1,
         lease_s: float = 30.0,
@@ -278,7 +279,7 @@ class Worker:
         started = time.monotonic()
         try:
             outcome = self._run(lease, journal, started)
-            if outcome.loop_status == "provider_error":
+            if outcome.loop_status == Status.PROVIDER_ERROR:
                 journal.flush()  # the last step's messages and evidence; the task goes back
                 raise _ProviderDown(outcome.reason)
             outcome = compose(lease, outcome, self.notify, self.delivery)

@@ -8,10 +8,10 @@ from pathlib import Path
 from typing import Any
 
 from donegate.errors import EffectOutcomeUnknown, UserError
-from donegate.harness.escalation import build_report, render_markdown
+from donegate.harness.escalation import OutcomeUnknown, build_report, render_markdown
 from donegate.harness.runner import TaskResult
 from donegate.harness.spec import TaskSpec, TaskSpecError, load_task, validate_task
-from donegate.store import TASK_ID, Lease, Outcome, TaskRecord, TaskStore
+from donegate.store import TASK_ID, Lease, Outcome, TaskQueue, TaskRecord
 
 __all__ = [
     "INSTRUCTIONS_HEADER",
@@ -77,7 +77,7 @@ def prepare(
 
 def submit(
     spec: TaskSpec | Mapping[str, Any] | str | os.PathLike[str],
-    store: TaskStore,
+    store: TaskQueue,
     *,
     task_id: str | None = None,
     max_attempts: int = 5,
@@ -181,14 +181,14 @@ def outcome_unknown(
     key nor could reconcile it. The report carries the call, so a person can check the world
     and then resolve the task, or requeue it (a new generation, fresh keys).
     """
-    unknown = {
-        "key": error.key,
-        "tool": error.tool,
-        "arguments": error.arguments,
-        "call": error.call,
-        "why": error.why,
-        "attempt": lease.attempt,
-    }
+    unknown = OutcomeUnknown(
+        key=error.key,
+        tool=error.tool,
+        arguments=error.arguments,
+        call=error.call,
+        why=error.why,
+        attempt=lease.attempt,
+    )
     report = build_report(
         task_id=lease.task_id,
         reason=str(error),
@@ -196,8 +196,8 @@ def outcome_unknown(
         completion_condition=spec.completion_condition,
         model_calls=model_calls,
         extra={"outcome_unknown": unknown},
+        outcome_unknown=unknown,
     )
-    report["outcome_unknown"] = unknown
     report_md = render_markdown(report).rstrip() + (
         "\n\n## Outcome unknown\n\n"
         f"- call: `{error.call}`\n- idempotency key: `{error.key}`\n- why: {error.why}\n\n"

@@ -90,7 +90,7 @@ def test_the_cwd_root_or_home_never_opens_every_file(
     homes: dict[str, Path], tmp_path: Path
 ) -> None:
     from donegate.harness.agents.claude import CLAUDE
-    from donegate.harness.agents.core import _transcript_roots
+    from donegate.harness.agents.judge import transcript_roots as _transcript_roots
 
     assert Path("/") not in _transcript_roots(CLAUDE, Path("/"))
     assert Path.home().resolve() not in _transcript_roots(CLAUDE, Path.home().resolve())

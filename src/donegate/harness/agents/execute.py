@@ -26,9 +26,9 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
-from donegate.config import data_dir
+from donegate.config import DATA_DIR_ENV, data_dir
 from donegate.errors import UserError
 from donegate.harness.agents import protected
 from donegate.harness.agents.base import AgentCLI, ExecSetup
@@ -37,7 +37,9 @@ from donegate.harness.agents.deadline import run_checks_by
 from donegate.harness.agents.install import hook_command
 from donegate.harness.agents.report import certify
 from donegate.harness.checks import CheckResult
+from donegate.harness.escalation import EscalationReport
 from donegate.harness.spec import TaskSpec
+from donegate.results import TaskOutcome
 
 __all__ = ["EXEC_HOOK_TIMEOUT_S", "ExecResult", "exec_agent", "recognise"]
 
@@ -45,7 +47,7 @@ EXEC_HOOK_TIMEOUT_S = 600
 """The hook timeout exec writes into the CLI's config for its run."""
 _OUTPUT_TAIL = 256 * 1024
 
-Status = Literal["done", "awaiting_review", "escalated", "failed"]
+Status = TaskOutcome  # the task statuses a run ends in: the one vocabulary in donegate.results
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -151,7 +153,7 @@ def exec_agent(
         reason = f"the gate could not be installed for {agent.title}: {exc}"
         return ExecResult(status="failed", reason=reason, continuations=0, agent=info,
                           run_dir=run_dir)  # fmt: skip
-    run_env = {**base_env, **env_changes, "DONEGATE_HOME": str(data_dir())}
+    run_env = {**base_env, **env_changes, DATA_DIR_ENV: str(data_dir())}
     progress(f"donegate: {agent.title} {version or ''} with the gate (budget {budget}): "
              f"{' '.join(argv)}")  # fmt: skip
     code, stdout = _run(
@@ -232,9 +234,9 @@ def _report(path: Any) -> dict[str, Any] | None:
         return None
     out: dict[str, Any] = {"json": path, "markdown": str(Path(path).with_suffix(".md"))}
     with contextlib.suppress(OSError, ValueError):
-        report = json.loads(Path(path).read_text(encoding="utf-8"))
-        out["open_items"] = [i.get("item") for i in report["left"]["open_items"]]
-        out["failed_checks"] = [c.get("name") for c in report["left"]["failed_checks"]]
+        report = EscalationReport.from_data(json.loads(Path(path).read_text(encoding="utf-8")))
+        out["open_items"] = [i.item for i in report.left.open_items]
+        out["failed_checks"] = [c.name for c in report.left.failed_checks]
     return out
 
 

@@ -26,7 +26,7 @@ from donegate.harness.agents.state import HookState
 from donegate.harness.agents.transcript import TranscriptRef
 from donegate.harness.certificate import build_certificate, write_certificate
 from donegate.harness.checks import CheckResult
-from donegate.harness.escalation import build_report
+from donegate.harness.escalation import Claim, EscalationReport, build_report
 from donegate.harness.evidence import Evidence
 from donegate.harness.spec import TaskSpec
 
@@ -47,8 +47,8 @@ def hook_report(
     agent_title: str,
     cwd: Path | None,
     state_path: Path,
-) -> dict[str, Any]:
-    """The report as plain values (`escalation.write_report` writes it)."""
+) -> EscalationReport:
+    """The report (`escalation.write_report` writes it)."""
     rounds = [r for r in state.rounds if r.outcome in _REPORTED]
     return build_report(
         task_id=spec.id if spec is not None else state.task,
@@ -63,16 +63,16 @@ def hook_report(
         ],
         checks=checks,
         rounds=[
-            {
-                "round": i + 1,
-                "step": f"{r.event} #{i + 1}",
-                "claim": r.claim or f"({agent_title or 'the agent'} stopped)",
-                "problems": [*r.problems, *([f"hook error: {r.error}"] if r.error else [])],
-                "failed_checks": [c.name for c in r.checks if not c.passed],
-                "todos": [t.model_dump() for t in r.todos],
-                "error": r.error,
-                "verdict": "escalate" if r.outcome == "escalated" else "continue",
-            }
+            Claim(
+                round=i + 1,
+                step=f"{r.event} #{i + 1}",
+                claim=r.claim or f"({agent_title or 'the agent'} stopped)",
+                problems=(*r.problems, *([f"hook error: {r.error}"] if r.error else [])),
+                failed_checks=tuple(c.name for c in r.checks if not c.passed),
+                todos=tuple(t.model_dump() for t in r.todos),
+                error=r.error,
+                verdict="escalate" if r.outcome == "escalated" else "continue",
+            )
             for i, r in enumerate(rounds)
         ],
         transcript=(),
@@ -121,8 +121,7 @@ def certify(
         model_calls=0,
         checklist=[{"item": t.text, "status": t.status, "note": t.source} for t in todos],
         protected=protected.manifest(dict(manifest) if manifest else None, root),
+        agent=agent,
+        agent_transcript=transcript.as_data() if transcript is not None else None,
     )
-    cert["agent"] = dict(agent)
-    if transcript is not None:
-        cert["agent_transcript"] = transcript.as_data()
-    return write_certificate(cert, data_dir() / "certificates", evidence=Evidence(), transcript=[])
+    return write_certificate(cert, data_dir() / "certificates")

@@ -16,6 +16,8 @@ from typing import Any
 from donegate.errors import WireFormatError
 from donegate.messages import Ending, Part, ServerToolPart, TextPart, ToolCall, Turn
 from donegate.models._rules import make_turn
+from donegate.models._sse import loads
+from donegate.models._values import MAPPING
 from donegate.models.anthropic_messages._parse import (
     API,
     CALL_KEYS,
@@ -64,7 +66,7 @@ class _Block:
             return parse_block(block, path, updates=updates)
         if kind == "tool_use":
             call_id, name, initial = start.get("id"), start.get("name"), start.get("input")
-            if not self.json and isinstance(initial, Mapping) and initial:
+            if not self.json and isinstance(initial, MAPPING) and initial:
                 return parse_block(start, path)
             return ToolCall.from_raw(
                 id=call_id if isinstance(call_id, str) else "",
@@ -100,10 +102,10 @@ class MessageStream:
     def feed(self, event: str | None, data: str) -> str:
         """Take one event; return the visible text it added."""
         try:
-            payload = json.loads(data)
+            payload = loads(data)
         except ValueError:
             return ""
-        if not isinstance(payload, Mapping):
+        if not isinstance(payload, MAPPING):
             return ""
         kind = payload.get("type")
         if not isinstance(kind, str):
@@ -112,15 +114,15 @@ class MessageStream:
             return self._delta(payload)
         if kind == "content_block_start":
             index, block = payload.get("index"), payload.get("content_block")
-            if isinstance(index, int) and isinstance(block, Mapping):
+            if isinstance(index, int) and isinstance(block, MAPPING):
                 self._blocks[index] = _Block(block)
         elif kind == "message_start":
             message = payload.get("message")
-            if isinstance(message, Mapping):
+            if isinstance(message, MAPPING):
                 self._message_start(message)
         elif kind == "message_delta":
             delta, usage = payload.get("delta"), payload.get("usage")
-            if isinstance(delta, Mapping):
+            if isinstance(delta, MAPPING):
                 self._stop_reason = delta.get("stop_reason", self._stop_reason)
                 self._stop_details = delta.get("stop_details", self._stop_details)
             self._merge_usage(usage)
@@ -139,12 +141,12 @@ class MessageStream:
 
     def _merge_usage(self, usage: Any) -> None:
         """Usage on ``message_delta`` is cumulative: later non-null counts replace earlier ones."""
-        if isinstance(usage, Mapping):
+        if isinstance(usage, MAPPING):
             self._usage.update((k, v) for k, v in usage.items() if v is not None)
 
     def _delta(self, payload: Mapping[str, Any]) -> str:
         index, delta = payload.get("index"), payload.get("delta")
-        if not isinstance(index, int) or not isinstance(delta, Mapping):
+        if not isinstance(index, int) or not isinstance(delta, MAPPING):
             return ""
         kind = delta.get("type")
         block = self._blocks.get(index)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
 from typing import Any
 
@@ -18,6 +17,7 @@ from donegate.messages import (
     parse_arguments,
 )
 from donegate.models import _rules
+from donegate.models._sse import loads
 from donegate.models._values import as_int
 from donegate.models.bedrock_converse._parse import API, parse_usage, stop_signal
 
@@ -102,7 +102,7 @@ class BedrockConverseStream:
         if self._error is not None:
             return ""
         try:
-            payload = json.loads(data)
+            payload = loads(data)
         except ValueError:
             return ""
         if not isinstance(payload, dict):

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from donegate.errors import WireFormatError
@@ -17,6 +16,7 @@ from donegate.messages import (
     Usage,
 )
 from donegate.models import _rules
+from donegate.models._sse import loads
 from donegate.models._values import as_int, opt_str
 from donegate.models.cohere._parse import (
     API,
@@ -77,7 +77,7 @@ class CohereStream:
             self._done = True
             return ""
         try:
-            payload = json.loads(data)
+            payload = loads(data)
         except ValueError:
             return ""
         if not isinstance(payload, dict):

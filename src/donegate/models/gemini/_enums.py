@@ -20,9 +20,12 @@ Numbers are from googleapis ``google/ai/generativelanguage/v1beta`` and
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
+
+from donegate.models._values import MAPPING
 
 __all__ = [
     "BLOCK_REASON",
@@ -201,7 +204,7 @@ def _number(value: Any) -> int | None:
 
 def _field(obj: _Tree, key: str, enum: Enum, dialect: Dialect | None) -> _Tree:
     """`obj` with ``obj[key]`` named, when it is an object holding a number there."""
-    if not isinstance(obj, Mapping):
+    if not isinstance(obj, MAPPING):
         return obj
     number = _number(obj.get(key))
     if number is None:
@@ -216,7 +219,7 @@ def _each(value: _Tree, fix: Callable[[_Tree], _Tree]) -> _Tree:
 
 def _at(obj: _Tree, key: str, fix: Callable[[_Tree], _Tree]) -> _Tree:
     """`obj` with ``obj[key]`` replaced by ``fix(obj[key])``, when present."""
-    if not isinstance(obj, Mapping) or key not in obj:
+    if not isinstance(obj, MAPPING) or key not in obj:
         return obj
     return {**obj, key: fix(obj[key])}
 
@@ -264,18 +267,42 @@ def _usage(usage: _Tree, dialect: Dialect | None) -> _Tree:
 
 def dialect_of(body: _Tree) -> Dialect | None:
     """``vertex`` when the body carries a field only Vertex AI sends, else None (unknown)."""
-    if not isinstance(body, Mapping):
+    if not isinstance(body, MAPPING):
         return None
     usage = body.get("usageMetadata")
-    if "createTime" in body or (isinstance(usage, Mapping) and "trafficType" in usage):
+    if "createTime" in body or (isinstance(usage, MAPPING) and "trafficType" in usage):
         return "vertex"
     candidates = body.get("candidates")
     for cand in candidates if isinstance(candidates, list) else ():
-        ratings = cand.get("safetyRatings") if isinstance(cand, Mapping) else None
+        ratings = cand.get("safetyRatings") if isinstance(cand, MAPPING) else None
         for r in ratings if isinstance(ratings, list) else ():
-            if isinstance(r, Mapping) and ("probabilityScore" in r or "severity" in r):
+            if isinstance(r, MAPPING) and ("probabilityScore" in r or "severity" in r):
                 return "vertex"
     return None
+
+
+RESPONSE_ENUM_KEYS = (
+    "finishReason",
+    "category",
+    "probability",
+    "severity",
+    "language",
+    "outcome",
+    "urlRetrievalStatus",
+    "trafficType",
+    "modality",
+    "blockReason",
+)
+"""Every field `decode_response` names (each read by a ``_field`` below)."""
+
+_ENUM_NUMBER = re.compile('"(?:' + "|".join(RESPONSE_ENUM_KEYS) + r')"\s*:\s*-?\d')
+
+
+def may_hold_enum_numbers(text: str) -> bool:
+    """False when the JSON `text` certainly holds no integer enum for `decode_response` to name
+    (no ``"finishReason": 1`` and the like, and no ``\\u`` escape that could spell a key): then
+    decoding its value would return it unchanged. One scan of the text instead of a tree walk."""
+    return "\\u" in text or _ENUM_NUMBER.search(text) is not None
 
 
 def decode_response(body: _Tree, dialect: Dialect | None = None) -> _Tree:
@@ -284,7 +311,7 @@ def decode_response(body: _Tree, dialect: Dialect | None = None) -> _Tree:
     `dialect` is what an earlier chunk of the same stream showed; the body's own markers win.
     Anything that is not an object is returned as it is, for the parser to reject.
     """
-    if not isinstance(body, Mapping):
+    if not isinstance(body, MAPPING):
         return body
     dialect = dialect_of(body) or dialect
     body = _at(body, "candidates", lambda cs: _each(cs, lambda c: _candidate(c, dialect)))
@@ -308,14 +335,14 @@ def _schema(schema: _Tree) -> _Tree:
     return _at(
         schema,
         "properties",
-        lambda ps: {k: _schema(v) for k, v in ps.items()} if isinstance(ps, Mapping) else ps,
+        lambda ps: {k: _schema(v) for k, v in ps.items()} if isinstance(ps, MAPPING) else ps,
     )
 
 
 def decode_request(body: _Tree) -> _Tree:
     """A ``GenerateContentRequest`` with the enums the adapter reads named: the function
     calling mode and the declared parameter schemas' types."""
-    if not isinstance(body, Mapping):
+    if not isinstance(body, MAPPING):
         return body
     mode = lambda c: _field(c, "mode", CALLING_MODE, None)  # noqa: E731
     body = _at(body, "toolConfig", lambda t: _at(t, "functionCallingConfig", mode))

@@ -25,6 +25,7 @@ from donegate.messages import (
     Usage,
 )
 from donegate.models._rules import make_turn, missing_reason
+from donegate.models._values import MAPPING
 from donegate.models.gemini._enums import decode_response
 
 __all__ = [
@@ -88,14 +89,14 @@ def _str(value: Any, path: str) -> str | None:
 
 
 def _map(value: Any, path: str) -> Mapping[str, Any] | None:
-    if value is None or isinstance(value, Mapping):
+    if value is None or isinstance(value, MAPPING):
         return value
     raise WireFormatError(API, f"expected an object, got {type(value).__name__}", path=path)
 
 
 def parse_part(raw: Any, path: str, call_index: int) -> Part | None:
     """One ``Part`` of a content; ``call_index`` names a call that has no id of its own."""
-    if not isinstance(raw, Mapping):
+    if not isinstance(raw, MAPPING):
         raise WireFormatError(API, "a part must be an object", path=path)
     sig = _str(raw.get("thoughtSignature"), f"{path}.thoughtSignature")
     if "text" in raw:
@@ -196,7 +197,7 @@ def _blocked(reason: str, ratings: Any) -> str:
     cats = [
         r["category"]
         for r in ratings
-        if isinstance(r, Mapping)
+        if isinstance(r, MAPPING)
         and r.get("blocked") is True
         and isinstance(r.get("category"), str)
     ]
@@ -248,7 +249,7 @@ def finish_turn(
 
 def parse_body(body: Any) -> Turn | None:
     """Classify a whole ``GenerateContentResponse``; None when it is an error envelope."""
-    if not isinstance(body, Mapping):
+    if not isinstance(body, MAPPING):
         raise WireFormatError(API, f"expected an object, got {type(body).__name__}")
     if "error" in body and "candidates" not in body:
         return None

@@ -9,13 +9,19 @@ integer enums are named first, in the dialect the stream has shown so far.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from typing import Any
 
 from donegate.errors import WireFormatError
 from donegate.messages import Part, TextPart, ThinkingPart, ToolCall, Turn, Usage
-from donegate.models.gemini._enums import Dialect, decode_response, dialect_of
+from donegate.models._sse import loads
+from donegate.models._values import MAPPING
+from donegate.models.gemini._enums import (
+    Dialect,
+    decode_response,
+    dialect_of,
+    may_hold_enum_numbers,
+)
 from donegate.models.gemini._errors import error_turn_for
 from donegate.models.gemini._parse import API, finish_turn, parse_parts, parse_usage
 
@@ -59,29 +65,33 @@ class GeminiStream:
     def feed(self, event: str | None, data: str) -> str:
         """Take one SSE event; non-JSON data (``[DONE]``, keep-alives) is ignored."""
         try:
-            chunk = json.loads(data)
+            chunk = loads(data)
         except ValueError:
             return ""
-        return self.take(chunk)
+        return self.take(chunk, named=not may_hold_enum_numbers(data))
 
-    def take(self, chunk: Any) -> str:
-        """Take one parsed chunk; return the visible text it added."""
+    def take(self, chunk: Any, *, named: bool = False) -> str:
+        """Take one parsed chunk; return the visible text it added.
+
+        `named`: the chunk is known to hold no integer enum (see `may_hold_enum_numbers`).
+        """
         if isinstance(chunk, list):
-            return "".join(self.take(c) for c in chunk)
-        if not isinstance(chunk, Mapping):
+            return "".join(self.take(c, named=named) for c in chunk)
+        if not isinstance(chunk, MAPPING):
             return ""
         if "error" in chunk and "candidates" not in chunk:
             self._error = chunk
             return ""
         self._dialect = dialect_of(chunk) or self._dialect  # Vertex marks only some chunks
-        chunk = decode_response(chunk, self._dialect)
+        if not named:
+            chunk = decode_response(chunk, self._dialect)
         if isinstance(chunk.get("modelVersion"), str):
             self._model = chunk["modelVersion"]
         if isinstance(chunk.get("responseId"), str):
             self._id = chunk["responseId"]
         if chunk.get("usageMetadata") is not None:
             self._usage = parse_usage(chunk["usageMetadata"])  # cumulative: the last one counts
-        if isinstance(chunk.get("promptFeedback"), Mapping):
+        if isinstance(chunk.get("promptFeedback"), MAPPING):
             self._feedback = chunk["promptFeedback"]
         candidates = chunk.get("candidates")
         if candidates is None:
@@ -91,7 +101,7 @@ class GeminiStream:
         if not candidates:
             return ""
         cand = candidates[0]
-        if not isinstance(cand, Mapping):
+        if not isinstance(cand, MAPPING):
             raise WireFormatError(API, "a candidate must be an object", path="candidates[0]")
         if self._candidate is None:
             self._candidate = {}

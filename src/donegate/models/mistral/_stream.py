@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from donegate.messages import (
@@ -16,6 +15,7 @@ from donegate.messages import (
     Usage,
 )
 from donegate.models import _rules
+from donegate.models._sse import loads
 from donegate.models._values import opt_str
 from donegate.models.mistral._parse import (
     API,
@@ -74,7 +74,7 @@ class MistralStream:
             self._done = True
             return ""
         try:
-            chunk = json.loads(data)
+            chunk = loads(data)
         except ValueError:
             return ""
         if not isinstance(chunk, dict):

@@ -18,6 +18,7 @@ from donegate.messages import (
 )
 from donegate.models import _openai_common as common
 from donegate.models._rules import make_turn, missing_reason
+from donegate.models._values import MAPPING, opt_str
 
 API = "openai-chat"
 
@@ -51,19 +52,17 @@ def finish_signal(reason: Any, *, ended: bool = True) -> tuple[Ending, str | Non
 
 
 def parse_usage(raw: Any) -> Usage:
-    if not isinstance(raw, Mapping):
+    if raw is None or not isinstance(raw, MAPPING):
         return Usage()
     details = raw.get("prompt_tokens_details")
+    cached = details.get("cached_tokens") if isinstance(details, MAPPING) else None
     out_details = raw.get("completion_tokens_details")
+    reasoned = out_details.get("reasoning_tokens") if isinstance(out_details, MAPPING) else None
     return Usage(
         input_tokens=common.int_or_zero(raw.get("prompt_tokens")),
         output_tokens=common.int_or_zero(raw.get("completion_tokens")),
-        cache_read_tokens=common.int_or_zero(
-            details.get("cached_tokens") if isinstance(details, Mapping) else None
-        ),
-        reasoning_tokens=common.int_or_zero(
-            out_details.get("reasoning_tokens") if isinstance(out_details, Mapping) else None
-        ),
+        cache_read_tokens=common.int_or_zero(cached),
+        reasoning_tokens=common.int_or_zero(reasoned),
     )
 
 
@@ -75,26 +74,28 @@ def text_of(content: Any, path: str) -> str:
         return content
     if isinstance(content, list):
         return "".join(
-            p["text"] for p in content if isinstance(p, Mapping) and isinstance(p.get("text"), str)
+            p["text"] for p in content if isinstance(p, MAPPING) and isinstance(p.get("text"), str)
         )
     raise WireFormatError(API, f"expected a string, got {type(content).__name__}", path=path)
 
 
 def tool_call(raw: Any, index: int, path: str) -> ToolCall:
-    if not isinstance(raw, Mapping):
-        raise WireFormatError(API, "a tool call must be an object", path=path)
+    """The call at ``{path}[{index}]``."""
+    if not isinstance(raw, MAPPING):
+        raise WireFormatError(API, "a tool call must be an object", path=f"{path}[{index}]")
     call_id = raw.get("id")
     details: dict[str, Any] = {}
     if not isinstance(call_id, str) or not call_id:
         call_id, details["synthetic_id"] = f"call_{index}", True
-    if raw.get("type") == "custom" and isinstance(raw.get("custom"), Mapping):
+    if raw.get("type") == "custom" and isinstance(raw.get("custom"), MAPPING):
         custom = raw["custom"]
         text = custom.get("input") if isinstance(custom.get("input"), str) else ""
         return custom_call(call_id, str(custom.get("name", "")), text, details)
     fn = raw.get("function")
-    if not isinstance(fn, Mapping):
-        raise WireFormatError(API, "a tool call needs a function object", path=f"{path}.function")
-    return function_call(fn, call_id, details or None, f"{path}.function")
+    if fn is None or not isinstance(fn, MAPPING):
+        where = f"{path}[{index}].function"
+        raise WireFormatError(API, "a tool call needs a function object", path=where)
+    return function_call(fn, call_id, details or None, f"{path}[{index}].function")
 
 
 def custom_call(call_id: str, name: str, text: str, details: Mapping[str, Any]) -> ToolCall:
@@ -114,13 +115,15 @@ def function_call(
     name, args = fn.get("name"), fn.get("arguments")
     if not isinstance(name, str):
         raise WireFormatError(API, "a function call needs a name", path=f"{path}.name")
-    if isinstance(args, Mapping):  # some servers send an object instead of a string
+    if isinstance(args, str):
+        return ToolCall.from_raw(
+            id=call_id, name=name, arguments_raw=args, provider_details=details
+        )
+    if args is not None and isinstance(args, MAPPING):  # some servers send an object
         return ToolCall.from_args(id=call_id, name=name, arguments=args, provider_details=details)
-    if args is not None and not isinstance(args, str):
+    if args is not None:
         raise WireFormatError(API, "arguments must be a string", path=f"{path}.arguments")
-    return ToolCall.from_raw(
-        id=call_id, name=name, arguments_raw=args or "", provider_details=details
-    )
+    return ToolCall.from_raw(id=call_id, name=name, arguments_raw="", provider_details=details)
 
 
 def reasoning(message: Mapping[str, Any]) -> str:
@@ -133,7 +136,7 @@ def reasoning(message: Mapping[str, Any]) -> str:
 
 def parse_body(body: Any) -> Turn:
     """Classify a non-streamed completion."""
-    if not isinstance(body, Mapping):
+    if not isinstance(body, MAPPING):
         raise WireFormatError(API, f"expected an object, got {type(body).__name__}")
     if "error" in body and "choices" not in body:
         return common.openai_error_turn(API, 200, body)
@@ -141,10 +144,10 @@ def parse_body(body: Any) -> Turn:
     if not isinstance(choices, list) or not choices:
         raise WireFormatError(API, "expected a non-empty list", path="choices")
     choice = choices[0]
-    if not isinstance(choice, Mapping):
+    if not isinstance(choice, MAPPING):
         raise WireFormatError(API, "a choice must be an object", path="choices[0]")
     message = choice.get("message") or {}
-    if not isinstance(message, Mapping):
+    if not isinstance(message, MAPPING):
         raise WireFormatError(API, "a message must be an object", path="choices[0].message")
     parts: list[Part] = []
     thinking = reasoning(message)
@@ -158,13 +161,11 @@ def parse_body(body: Any) -> Turn:
         parts.append(RefusalPart(text=refusal))
     calls = message.get("tool_calls")
     if isinstance(calls, list):
-        parts.extend(
-            tool_call(c, i, f"choices[0].message.tool_calls[{i}]") for i, c in enumerate(calls)
-        )
+        parts.extend(tool_call(c, i, "choices[0].message.tool_calls") for i, c in enumerate(calls))
     elif calls is not None:
         raise WireFormatError(API, "expected a list", path="choices[0].message.tool_calls")
     legacy = message.get("function_call")
-    if isinstance(legacy, Mapping):
+    if legacy is not None and isinstance(legacy, MAPPING):
         parts.append(
             function_call(legacy, "call_0", {"legacy": True}, "choices[0].message.function_call")
         )
@@ -179,6 +180,6 @@ def parse_body(body: Any) -> Turn:
         raw_reason=reason if isinstance(reason, str) else None,
         detail=detail,
         usage=parse_usage(body.get("usage")),
-        model=body.get("model") if isinstance(body.get("model"), str) else None,
-        response_id=body.get("id") if isinstance(body.get("id"), str) else None,
+        model=opt_str(body.get("model")),
+        response_id=opt_str(body.get("id")),
     )

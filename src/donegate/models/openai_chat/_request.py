@@ -7,18 +7,21 @@ from typing import Any
 
 from donegate.errors import WireFormatError
 from donegate.messages import Message, Part, TextPart, ToolCall, ToolResult
+from donegate.models._cache import HistoryCache, LastRendered
 from donegate.models.base import ModelRequest, ModelSettings, ToolSpec
 from donegate.models.openai_chat._parse import API, function_call, text_of, tool_call
 
 
 def render_request(request: ModelRequest) -> dict[str, Any]:
-    """The JSON body for a canonical request."""
-    messages: list[dict[str, Any]] = []
-    for m in request.messages:
-        messages.extend(_render_message(m))
-    body: dict[str, Any] = {"model": request.model, "messages": messages}
+    """The JSON body for a canonical request.
+
+    Messages render independently of one another, so each transcript's rendering is kept and
+    only the messages added since the last request are rendered (`HistoryCache`); the message
+    and tool objects in the body are shared with later requests, the lists are the caller's.
+    """
+    body: dict[str, Any] = {"model": request.model, "messages": _HISTORY.render(request.messages)}
     if request.tools:
-        body["tools"] = [_render_tool(t) for t in request.tools]
+        body["tools"] = _TOOLS.render(request.tools)
     s = request.settings
     if s.max_tokens is not None:
         body["max_completion_tokens"] = s.max_tokens
@@ -91,9 +94,6 @@ def parse_request(body: Mapping[str, Any]) -> ModelRequest:
     )
 
 
-# -- serving (test kit) ----------------------------------------------------------------
-
-
 def render_call(call: ToolCall) -> dict[str, Any]:
     if call.provider_details and call.provider_details.get("type") == "custom":
         return {
@@ -132,6 +132,14 @@ def _render_message(m: Message) -> list[dict[str, Any]]:
     elif out["content"] is None:
         out["content"] = ""
     return [out]
+
+
+_HISTORY = HistoryCache(_render_message)
+"""Rendered transcripts of recent runs (see `HistoryCache`)."""
+_TOOLS: LastRendered[tuple[ToolSpec, ...]] = LastRendered(
+    lambda tools: [_render_tool(t) for t in tools]
+)
+"""The last tool list rendered: a run sends the same tuple of specs every turn."""
 
 
 _REQUEST_KEYS = frozenset(
@@ -188,7 +196,7 @@ def _parse_message(m: Mapping[str, Any], into: list[Message], path: str) -> None
         if calls is not None and not isinstance(calls, list):
             raise WireFormatError(API, "expected a list", path=f"{path}.tool_calls")
         for i, c in enumerate(calls or ()):
-            parts.append(tool_call(c, i, f"{path}.tool_calls[{i}]"))
+            parts.append(tool_call(c, i, f"{path}.tool_calls"))
         if isinstance(m.get("function_call"), Mapping):
             legacy = m["function_call"]
             parts.append(function_call(legacy, "call_0", {"legacy": True}, f"{path}.function_call"))

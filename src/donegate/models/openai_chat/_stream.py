@@ -18,6 +18,8 @@ from donegate.messages import (
 )
 from donegate.models import _openai_common as common
 from donegate.models._rules import error_turn, make_turn
+from donegate.models._sse import loads
+from donegate.models._values import MAPPING
 from donegate.models.openai_chat._parse import API, custom_call, finish_signal, parse_usage
 
 
@@ -42,10 +44,10 @@ class ChatStream:
             self.done = True
             return ""
         try:
-            chunk = json.loads(data)
+            chunk = loads(data)
         except ValueError:
             return ""
-        if not isinstance(chunk, Mapping):
+        if not isinstance(chunk, MAPPING):
             return ""
         if "error" in chunk and "choices" not in chunk:
             self.error = common.openai_error_turn(API, None, chunk)
@@ -54,10 +56,10 @@ class ChatStream:
             self.model = chunk["model"]
         if isinstance(chunk.get("id"), str):
             self.id = chunk["id"]
-        if isinstance(chunk.get("usage"), Mapping):
+        if isinstance(chunk.get("usage"), MAPPING):
             self.usage = parse_usage(chunk["usage"])
         choices = chunk.get("choices")
-        if not isinstance(choices, list) or not choices or not isinstance(choices[0], Mapping):
+        if not isinstance(choices, list) or not choices or not isinstance(choices[0], MAPPING):
             return ""
         choice = choices[0]
         if isinstance(choice.get("finish_reason"), str):
@@ -65,7 +67,7 @@ class ChatStream:
             if self.reason == "content_filter":
                 self.filtered = common.filter_detail(choice)
         delta = choice.get("delta")
-        if not isinstance(delta, Mapping):
+        if not isinstance(delta, MAPPING):
             return ""
         for key in ("reasoning_content", "reasoning"):
             if isinstance(delta.get(key), str):
@@ -74,10 +76,10 @@ class ChatStream:
             self.refusal.append(delta["refusal"])
         calls = delta.get("tool_calls")
         for i, raw in enumerate(calls if isinstance(calls, list) else ()):
-            if isinstance(raw, Mapping):
+            if isinstance(raw, MAPPING):
                 self._call_delta(raw, i)
         legacy = delta.get("function_call")
-        if isinstance(legacy, Mapping):
+        if isinstance(legacy, MAPPING):
             slot = self.calls.setdefault(-1, {"id": "call_0", "name": "", "args": []})
             slot["legacy"] = True
             self._merge_function(slot, legacy)
@@ -94,10 +96,10 @@ class ChatStream:
         if isinstance(raw.get("id"), str) and raw["id"]:
             slot["id"] = raw["id"]
         fn = raw.get("function")
-        if isinstance(fn, Mapping):
+        if isinstance(fn, MAPPING):
             self._merge_function(slot, fn)
         custom = raw.get("custom")
-        if isinstance(custom, Mapping):  # streamed custom call: ``input`` fragments
+        if isinstance(custom, MAPPING):  # streamed custom call: ``input`` fragments
             slot["custom"] = True
             if isinstance(custom.get("name"), str):
                 slot["name"] += custom["name"]
@@ -110,7 +112,7 @@ class ChatStream:
             slot["name"] += fn["name"]
         if isinstance(fn.get("arguments"), str):
             slot["args"].append(fn["arguments"])
-        elif isinstance(fn.get("arguments"), Mapping):
+        elif isinstance(fn.get("arguments"), MAPPING):
             slot["args"].append(json.dumps(fn["arguments"]))
 
     def finish(self) -> Turn:

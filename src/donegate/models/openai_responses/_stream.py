@@ -10,11 +10,11 @@ and partial tool calls.
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from donegate.messages import Turn
 from donegate.models._rules import make_turn, missing_reason
+from donegate.models._sse import loads
 from donegate.models.openai_responses._items import API, parse_items
 from donegate.models.openai_responses._parse import parse_body, stream_error
 
@@ -77,7 +77,7 @@ class ResponsesStream:
             self._ended = self._ended or data.strip() == "[DONE]"
             return ""  # keep-alives, ``[DONE]`` from compatible servers, garbage
         try:
-            obj = json.loads(data)
+            obj = loads(data)
         except ValueError:
             return ""
         if not isinstance(obj, dict):
