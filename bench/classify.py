@@ -27,6 +27,8 @@ from donegate.models._rules import make_turn
 from donegate.models.registry import wire_format
 
 SERVED = ("openai-chat", "openai-responses", "anthropic-messages", "gemini")
+
+
 def _corpus_dir() -> str:
     """The shared recorded corpus: ``shared/corpus`` next to the checkout or a level above."""
     here = os.path.dirname(os.path.abspath(__file__))

@@ -53,4 +53,6 @@ def test_the_function_measure_counts_a_long_function(tmp_path: Path) -> None:
     body = "\n".join(f"    x{i} = {i}" for i in range(MAX_FUNCTION_LINES))
     sample = tmp_path / "sample.py"
     sample.write_text(f"def long():\n{body}\n\n\ndef short():\n    return 1\n", encoding="utf-8")
-    assert _long_functions(sample, tmp_path) == [f"sample.py:1 long ({MAX_FUNCTION_LINES + 1} lines)"]
+    assert _long_functions(sample, tmp_path) == [
+        f"sample.py:1 long ({MAX_FUNCTION_LINES + 1} lines)"
+    ]
