@@ -15,6 +15,7 @@ from alembic.migration import MigrationContext
 from hypothesis import given
 from hypothesis import strategies as st
 
+from donegate.codec import message_from_json, message_to_json, turn_from_json, turn_to_json
 from donegate.errors import UserError
 from donegate.messages import (
     Ending,
@@ -30,7 +31,6 @@ from donegate.messages import (
     Turn,
     Usage,
 )
-from donegate.store._codec import message_from_json, message_to_json, turn_from_json, turn_to_json
 from donegate.store._db import MIGRATIONS, Database, default_url, resolve_url
 from donegate.store._schema import metadata
 from donegate.store.sql import open_store

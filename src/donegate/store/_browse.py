@@ -14,8 +14,8 @@ from typing import Any
 
 import sqlalchemy as sa
 
+from donegate.codec import loads, message_from_json, turn_from_json
 from donegate.messages import Message, Turn
-from donegate.store._codec import loads, message_from_json, turn_from_json
 from donegate.store._db import Database
 from donegate.store._schema import actions, escalations, events, tasks
 from donegate.store._schema import messages as messages_t

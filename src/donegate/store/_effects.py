@@ -17,8 +17,8 @@ from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.engine import Connection
 
+from donegate.codec import call_from_json, dumps, loads, part_to_json, result_from_json
 from donegate.messages import ToolCall, ToolResult
-from donegate.store._codec import call_from_json, dumps, loads, part_to_json, result_from_json
 from donegate.store._db import Database, patient
 from donegate.store._journal import encode_rows, fence, insert_rows
 from donegate.store._schema import effects

@@ -16,8 +16,7 @@ from typing import Any, Unpack
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
-from donegate.messages import Message, Turn
-from donegate.store._codec import (
+from donegate.codec import (
     call_from_json,
     dumps,
     loads,
@@ -28,6 +27,7 @@ from donegate.store._codec import (
     turn_from_json,
     turn_to_json,
 )
+from donegate.messages import Message, Turn
 from donegate.store._db import Database, patient
 from donegate.store._outbox import write_notices
 from donegate.store._schema import checklists, escalations, events

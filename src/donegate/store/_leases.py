@@ -18,9 +18,9 @@ from typing import Any
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
+from donegate.codec import dumps, loads
 from donegate.errors import UserError
 from donegate.harness.escalation import EscalationReport
-from donegate.store._codec import dumps, loads
 from donegate.store._db import Database, patient
 from donegate.store._journal import fence, stop_row
 from donegate.store._outbox import write_notices

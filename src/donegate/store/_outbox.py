@@ -22,9 +22,9 @@ from typing import Any, Literal, Protocol, runtime_checkable
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
+from donegate.codec import dumps, loads
 from donegate.errors import UserError
 from donegate.harness.certificate import read_certificate
-from donegate.store._codec import dumps, loads
 from donegate.store._db import Database, patient
 from donegate.store._schema import outbox
 from donegate.store.base import Lease, Outcome

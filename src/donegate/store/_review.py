@@ -12,9 +12,9 @@ from typing import Any
 
 import sqlalchemy as sa
 
+from donegate.codec import dumps, loads
 from donegate.errors import UserError
 from donegate.harness.escalation import EscalationReport
-from donegate.store._codec import dumps, loads
 from donegate.store._db import Database, patient
 from donegate.store._outbox import write_decision
 from donegate.store._schema import escalations, events, tasks

@@ -20,9 +20,9 @@ import sqlalchemy as sa
 from sqlalchemy import exc
 from sqlalchemy.engine import Connection
 
+from donegate.codec import loads
 from donegate.errors import UserError
 from donegate.store._browse import BrowseMixin
-from donegate.store._codec import loads
 from donegate.store._db import Database, patient, resolve_url
 from donegate.store._effects import LedgerMixin
 from donegate.store._journal import JournalMixin, put_checklist
