@@ -9,6 +9,7 @@ import pytest
 import sqlalchemy as sa
 
 from donegate.errors import EffectDivergence, UserError
+from donegate.harness.escalation import EscalationReport
 from donegate.messages import Ending, Message, TextPart, ToolCall, ToolResult, Turn, Usage
 from donegate.store import Evidence, LeaseLost, Outcome, StoreLedger
 from donegate.store.sql import SqlStore, open_store
@@ -215,6 +216,7 @@ def test_retry_starts_a_new_generation(store: SqlStore) -> None:
 
 
 def test_escalations_are_resolved_or_requeued(store: SqlStore) -> None:
+    left = {"left": {"open_items": [{"item": "tests", "status": "open"}]}}
     for name in ("a", "b"):
         store.submit(name, spec(name), type="ops")
         lease = store.claim("w", 30)
@@ -224,15 +226,15 @@ def test_escalations_are_resolved_or_requeued(store: SqlStore) -> None:
             Outcome(
                 status="escalated",
                 reason="checks still fail",
-                report={"left": ["tests"]},
+                report=EscalationReport.from_data(left),
                 report_md="# stuck",
             ),
         )
     first, second = store.escalations()
-    assert (first.task_id, first.reason, first.report) == (
+    assert (first.task_id, first.reason, first.report.as_data()) == (
         "a",
         "checks still fail",
-        {"left": ["tests"]},
+        left,
     )
     done = store.resolve(first.id, note="fixed by hand")
     assert (done.status, done.note) == ("resolved", "fixed by hand")
