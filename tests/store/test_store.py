@@ -216,6 +216,7 @@ def test_retry_starts_a_new_generation(store: SqlStore) -> None:
 
 
 def test_escalations_are_resolved_or_requeued(store: SqlStore) -> None:
+    left = {"left": {"open_items": [{"item": "tests", "status": "open"}]}}
     for name in ("a", "b"):
         store.submit(name, spec(name), type="ops")
         lease = store.claim("w", 30)
@@ -225,15 +226,15 @@ def test_escalations_are_resolved_or_requeued(store: SqlStore) -> None:
             Outcome(
                 status="escalated",
                 reason="checks still fail",
-                report=EscalationReport(task_id=name, reason="checks still fail"),
+                report=EscalationReport.from_data(left),
                 report_md="# stuck",
             ),
         )
     first, second = store.escalations()
-    assert (first.task_id, first.reason, first.report) == (
+    assert (first.task_id, first.reason, first.report.as_data()) == (
         "a",
         "checks still fail",
-        EscalationReport(task_id="a", reason="checks still fail"),
+        left,
     )
     done = store.resolve(first.id, note="fixed by hand")
     assert (done.status, done.note) == ("resolved", "fixed by hand")
