@@ -44,10 +44,10 @@ from donegate.harness.gate import CheckWatcher, CompletionGate, GateRound
 from donegate.harness.protect import Manifest, take_manifest, task_patterns
 from donegate.harness.spec import ImportTool, TaskSpec
 from donegate.harness.verifier import Verifier
-from donegate.loop import Policies, RunResult, Status
+from donegate.loop import Policies, RunResult
 from donegate.models.base import Model, ModelSettings
 from donegate.models.infer import infer_model
-from donegate.results import TaskOutcome
+from donegate.results import TaskOutcome, task_status
 from donegate.run import RunOptions, arun, run
 from donegate.tools import EffectLedger, Tool
 
@@ -374,7 +374,8 @@ def _finish(p: _Prepared, result: RunResult) -> TaskResult:
         "checklist": p.checklist.items,
         "evidence": p.evidence.records,
     }
-    if result.status is Status.COMPLETE:
+    outcome = task_status(result.status, human_closure=p.spec.closure == "human")
+    if outcome in ("done", "awaiting_review"):
         finished = time.time()
         cert = build_certificate(
             spec=p.spec,
@@ -394,13 +395,13 @@ def _finish(p: _Prepared, result: RunResult) -> TaskResult:
             protected=p.protected,
         )
         path = write_certificate(cert, p.out / "certificates")
-        if p.spec.closure == "human":
+        if outcome == "awaiting_review":
             return _awaiting_review(p, result, path, common)
         reason = "every gate passed"
         if not cert.closure.backed_by_checks:
             reason += " (closure: model; no mechanical check backed it)"
         return TaskResult(status="done", reason=reason, certificate=path, **common)
-    if result.status is Status.GATED:
+    if outcome == "escalated":
         report = build_report(
             task_id=p.spec.id,
             reason=result.reason,
