@@ -4,11 +4,17 @@ Most kills pick a process that holds a lease right now (its pid is part of its w
 they land mid-task: between a model call and the journal write, between an effect's begin and
 its record, or inside the effect itself. A few hit whichever process the dice choose, busy,
 idle or still starting.
+
+The storm is paced by progress, not by the clock: `min_kills` kills are due by the time 60% of
+the batch has ended (one more each time another slice ends), and while one is owed the harness
+looks often and kills a busy worker as soon as there is one. A faster worker then cannot finish
+the batch before the storm has happened.
 """
 
 from __future__ import annotations
 
 import contextlib
+import math
 import os
 import random
 import signal
@@ -65,6 +71,7 @@ class Chaos:
         total: int,
         max_kills: int,
         timeout_s: float,
+        min_kills: int = 8,
     ) -> float:
         """Kill until every task ended (or `timeout_s`); returns the seconds it took."""
         rng = random.Random(self.seed)
@@ -74,12 +81,14 @@ class Chaos:
         try:
             while time.monotonic() - started < timeout_s:
                 counts = store.counts()
-                if sum(n for s, n in counts.items() if s in TERMINAL) >= total:
+                ended = sum(n for s, n in counts.items() if s in TERMINAL)
+                if ended >= total:
                     break
-                time.sleep(rng.uniform(0.03, 0.25))
+                owed = self.kills < _due(min_kills, ended, total)
+                time.sleep(rng.uniform(0.005, 0.02) if owed else rng.uniform(0.03, 0.25))
                 if self.kills >= max_kills:
                     continue
-                victim = self._victim(store, rng)
+                victim = self._victim(store, rng, owed=owed)
                 if victim is not None:
                     self._kill(victim)
                     self.procs[victim] = self.spawn()
@@ -88,13 +97,16 @@ class Chaos:
         finally:
             self.stop()
 
-    def _victim(self, store: SqlStore, rng: random.Random) -> int | None:
+    def _victim(self, store: SqlStore, rng: random.Random, *, owed: bool) -> int | None:
+        """Which process to kill now, if any; a busy one whenever a kill is `owed`."""
         alive = [i for i, p in enumerate(self.procs) if p.poll() is None]
         if not alive:
             return None
         owners = {t.lease_owner for t in store.list_tasks(status="running", limit=50)}
         groups = {_group(_pid(o)) for o in owners if o}
         busy = [i for i in alive if self.procs[i].pid in groups]
+        if owed:
+            return rng.choice(busy) if busy else None
         if busy and rng.random() < 0.85:
             return rng.choice(busy)
         return rng.choice(alive) if rng.random() < 0.15 else None
@@ -117,6 +129,11 @@ class Chaos:
             except subprocess.TimeoutExpired:
                 os.killpg(proc.pid, signal.SIGKILL)
                 proc.wait()
+
+
+def _due(min_kills: int, ended: int, total: int) -> int:
+    """Kills owed once `ended` of `total` tasks ended: `min_kills` by 60% of the batch."""
+    return min(min_kills, math.ceil(min_kills * ended / (0.6 * total)))
 
 
 def _group(pid: int | None) -> int | None:
