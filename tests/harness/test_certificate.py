@@ -103,6 +103,23 @@ def test_a_fresh_certificate_verifies(tmp_path: Path) -> None:
     assert verify_certificate(result.certificate or "") == (True, [])
 
 
+def test_the_written_file_is_the_certificate_its_digest_and_signature_cover(
+    tmp_path: Path,
+) -> None:
+    # The writer serializes each value once and joins the texts: what it wrote must be what
+    # the digest and the signature were computed over, recomputed here from the file's JSON.
+    result = finished(tmp_path)
+    path = result.certificate
+    assert path is not None
+    text = path.read_text()
+    cert = json.loads(text)
+    assert list(cert)[:2] == ["kind", "version"] and list(cert)[-2:] == ["digest", "signature"]
+    assert text.endswith("}\n") and "\n" not in text[:-1]
+    assert cert["digest"] == certificate_digest(cert)
+    assert cert["signature"] == sign({k: v for k, v in cert.items() if k != "signature"})
+    assert cert["workdir"] == str(tmp_path.resolve())
+
+
 def test_a_broken_world_fails_the_rerun(tmp_path: Path) -> None:
     result = finished(tmp_path)
     (tmp_path / "out.txt").unlink()

@@ -10,7 +10,14 @@ from pathlib import Path
 import pytest
 
 from donegate.errors import UserError
-from donegate.harness.signing import key_path, sign, signature_problem, signing_key
+from donegate.harness.signing import (
+    canonical,
+    key_path,
+    sign,
+    sign_canonical,
+    signature_problem,
+    signing_key,
+)
 
 
 def test_the_key_file_is_made_on_first_use_private_and_kept(donegate_home: Path) -> None:
@@ -23,6 +30,13 @@ def test_the_key_file_is_made_on_first_use_private_and_kept(donegate_home: Path)
     assert stat.S_IMODE(path.stat().st_mode) == 0o600
     assert signing_key(create=False) == key == signing_key(create=True)
     assert [p.name for p in path.parent.iterdir()] == ["signing.key"]  # no temporary left
+
+
+def test_signing_canonical_bytes_is_signing_the_body() -> None:
+    body = {"b": [1, {"z": "é", "a": None}], "a": 2.5, "signature": {"value": "old"}}
+    unsigned = canonical({k: v for k, v in body.items() if k != "signature"})
+    assert sign_canonical(unsigned) == sign(body)
+    assert sign_canonical(unsigned + b" ") != sign(body)
 
 
 def test_racing_first_uses_agree_on_one_key() -> None:

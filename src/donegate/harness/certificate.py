@@ -36,7 +36,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal
 
@@ -66,7 +66,7 @@ from donegate.harness._proof import prove, rerun_checks, specs_to_rerun
 from donegate.harness.checks import CheckResult
 from donegate.harness.evidence import Evidence, digest_text, transcript_digest
 from donegate.harness.protect import Manifest
-from donegate.harness.signing import canonical, sign
+from donegate.harness.signing import canonical, sign_canonical
 from donegate.harness.spec import TaskSpec
 
 __all__ = [
@@ -147,12 +147,15 @@ def build_certificate(
     protected: Manifest | None = None,
     agent: Mapping[str, Any] | None = None,
     agent_transcript: Mapping[str, Any] | None = None,
+    resolved: bool = False,
 ) -> Certificate:
     """The certificate, evidence and transcript embedded (`write_certificate` signs it).
 
     Each tool output is stored once: a transcript message answering a call with the output an
     evidence record holds refers to that record's ``output_digest``. A ``closure: human``
-    task's certificate says ``awaiting_review`` until `approve_certificate`.
+    task's certificate says ``awaiting_review`` until `approve_certificate`. `resolved` says
+    `workdir` is resolved already (the runner resolved it preparing the task; resolving a path
+    again costs a system call per component).
     """
     specs = {c.name: c for c in spec.checks}
     records = evidence.records
@@ -170,7 +173,7 @@ def build_certificate(
         task_id=spec.id,
         completion_condition=spec.completion_condition,
         prompt_digest=digest_text(spec.prompt),
-        workdir=str(Path(workdir).resolve()),
+        workdir=str(workdir if resolved else Path(workdir).resolve()),
         closure=closure_data(spec.closure, len(passed), None),
         checks=tuple(
             CertificateCheck(
@@ -228,15 +231,28 @@ def write_certificate(cert: Certificate, directory: Path) -> Path:
     One file, not three: a worker writes one per task, and file creation dominates its cost.
     """
     body = {k: v for k, v in cert.as_data().items() if k not in ("digest", "signature")}
-    body["digest"] = certificate_digest(body)
-    body["signature"] = sign(body)
+    # Each top-level value is serialized once, in canonical form: the digest, the signature and
+    # the file are all joined from these texts (the digest and the HMAC cover sorted keys; the
+    # file keeps the certificate's field order at the top, which is the same JSON value).
+    texts = {k: _canonical_text(v) for k, v in body.items()}
+    texts["digest"] = _canonical_text(digest_text(_joined(texts, sorted(texts))))
+    texts["signature"] = _canonical_text(sign_canonical(_joined(texts, sorted(texts)).encode()))
     directory.mkdir(parents=True, exist_ok=True)
     stamp = dt.datetime.now(tz=dt.UTC).strftime("%Y%m%dT%H%M%S%f")
     stem = "".join(ch if ch.isalnum() or ch in "-_." else "_" for ch in cert.task_id)
     path = directory / f"{stem}-{stamp}.certificate.json"
-    text = json.dumps(body, ensure_ascii=False, separators=(",", ":"))
-    path.write_text(text + "\n", encoding="utf-8")
+    path.write_text(_joined(texts, texts) + "\n", encoding="utf-8")
     return path
+
+
+def _canonical_text(value: Any) -> str:
+    """`donegate.harness.signing.canonical` as text."""
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+def _joined(texts: Mapping[str, str], keys: Iterable[str]) -> str:
+    """A JSON object of values serialized already, keys in the order given."""
+    return "{" + ",".join(f"{_canonical_text(k)}:{texts[k]}" for k in keys) + "}"
 
 
 def read_certificate(path: str | Path) -> dict[str, Any]:

@@ -393,6 +393,7 @@ def _finish(p: _Prepared, result: RunResult) -> TaskResult:
             model_calls=result.model_calls,
             checklist=p.checklist.as_data(),
             protected=p.protected,
+            resolved=True,
         )
         path = write_certificate(cert, p.out / "certificates")
         if outcome == "awaiting_review":

@@ -28,7 +28,15 @@ from typing import Any
 from donegate.config import SIGNING_KEY_ENV, data_dir, signing_key_env
 from donegate.errors import UserError
 
-__all__ = ["ALGORITHM", "KEY_FILE", "canonical", "key_path", "sign", "signature_problem"]
+__all__ = [
+    "ALGORITHM",
+    "KEY_FILE",
+    "canonical",
+    "key_path",
+    "sign",
+    "sign_canonical",
+    "signature_problem",
+]
 
 ALGORITHM = "HMAC-SHA256"
 KEY_FILE = "signing.key"
@@ -116,8 +124,18 @@ def _mac(key: bytes, body: Mapping[str, Any]) -> str:
 
 def sign(body: Mapping[str, Any]) -> dict[str, str]:
     """The ``signature`` field for `body` (the key is created on first use)."""
+    return sign_canonical(canonical({k: v for k, v in body.items() if k != "signature"}))
+
+
+def sign_canonical(unsigned: bytes) -> dict[str, str]:
+    """`sign` for a body already in `canonical` form, without its ``signature`` (a writer that
+    serialized it once for its digest need not serialize it again)."""
     key = signing_key(create=True)
-    return {"alg": ALGORITHM, "key_id": _key_id(key), "value": _mac(key, body)}
+    return {
+        "alg": ALGORITHM,
+        "key_id": _key_id(key),
+        "value": hmac.new(key, unsigned, hashlib.sha256).hexdigest(),
+    }
 
 
 def signature_problem(body: Mapping[str, Any]) -> str | None:
