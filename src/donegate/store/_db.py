@@ -29,7 +29,7 @@ import threading
 import time
 import urllib.parse
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager, nullcontext
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Concatenate, ParamSpec, Protocol, TypeVar
 
@@ -100,6 +100,7 @@ class Database:
         self._file: str | None = None  # the SQLite file, once pinned
         self._identity: tuple[int, int] | None = None
         self._reserve: str | None = None  # disk held for a full disk's put-backs
+        self._writer: Connection | None = None  # SQLite's write connection (see `write`)
         if self.dialect == "sqlite":
             self._write_lock = threading.Lock()
             event.listen(self.engine, "do_connect", self._sqlite_do_connect)
@@ -130,15 +131,36 @@ class Database:
 
     @contextmanager
     def write(self) -> Iterator[Connection]:
-        """A write transaction (``BEGIN IMMEDIATE`` on SQLite); commits on exit."""
-        guard = self._write_lock if self._write_lock is not None else nullcontext()
-        with guard, self._translated(), self._connect() as conn:
-            conn.info["immediate"] = True
+        """A write transaction (``BEGIN IMMEDIATE`` on SQLite); commits on exit.
+
+        SQLite's writes are serialized by the write lock, so they share one connection kept
+        out of the pool (`_writer`): a write costs no checkout, check-in and reset. It is
+        dropped after any driver error (the next write opens a fresh one).
+        """
+        lock = self._write_lock
+        if lock is None:
+            with self._translated(), self._connect() as conn, conn.begin():
+                yield conn
+            return
+        with lock:
+            self._check_identity()
+            writer = self._writer
+            if writer is None or writer.closed or writer.invalidated:
+                writer = self._open()
+                self._writer = writer
             try:
-                with conn.begin():
-                    yield conn
-            finally:
-                conn.info["immediate"] = False
+                writer.info["immediate"] = True
+                try:
+                    with writer.begin():
+                        yield writer
+                finally:
+                    writer.info["immediate"] = False
+            except exc.DBAPIError as e:
+                self._drop_writer()
+                error = self._translate(e)
+                if error is None:
+                    raise
+                raise error from None
 
     @contextmanager
     def read(self) -> Iterator[Connection]:
@@ -149,15 +171,23 @@ class Database:
     @contextmanager
     def _connect(self) -> Iterator[Connection]:
         self._check_identity()
+        with self._open() as conn:
+            yield conn
+
+    def _open(self) -> Connection:
         try:
-            conn = self.engine.connect()
+            return self.engine.connect()
         except exc.DBAPIError as e:
             error = self._translate(e)
             if error is None or isinstance(error, StoreUnavailable):
                 error = StoreUnavailable(f"cannot reach the store {self.url}: {_cause(e)}")
             raise error from None
-        with conn:
-            yield conn
+
+    def _drop_writer(self) -> None:
+        writer, self._writer = self._writer, None
+        if writer is not None:
+            with contextlib.suppress(Exception):  # a broken connection may not close cleanly
+                writer.close()
 
     @contextmanager
     def _translated(self) -> Iterator[None]:
@@ -323,7 +353,10 @@ class Database:
             log.debug("no checkpoint after a full disk: %s", e)
 
     def dispose(self) -> None:
-        """Close pooled connections."""
+        """Close pooled connections (and SQLite's write connection)."""
+        if self._write_lock is not None:
+            with self._write_lock:
+                self._drop_writer()
         self.engine.dispose()
 
 
@@ -417,7 +450,16 @@ def _sqlite_connect(dbapi_conn: Any, _record: Any) -> None:
 
 
 def _sqlite_begin(conn: Connection) -> None:
-    conn.exec_driver_sql("BEGIN IMMEDIATE" if conn.info.get("immediate") else "BEGIN")
+    """BEGIN on the driver's cursor (through `exec_driver_sql` it costs twice as much); a
+    driver error is wrapped as SQLAlchemy wraps one, for `Database._translate`."""
+    sql = "BEGIN IMMEDIATE" if conn.info.get("immediate") else "BEGIN"
+    cursor = conn.connection.cursor()
+    try:
+        cursor.execute(sql)
+    except sqlite3.Error as e:
+        raise exc.DBAPIError.instance(sql, (), e, sqlite3.Error) from e
+    finally:
+        cursor.close()
 
 
 def _cause(error: exc.DBAPIError) -> str:

@@ -20,6 +20,7 @@ from sqlalchemy.engine import Connection
 from donegate.codec import call_from_json, dumps, loads, part_to_json, result_from_json
 from donegate.messages import ToolCall, ToolResult
 from donegate.store._db import Database, patient
+from donegate.store._hot import HotWrite
 from donegate.store._journal import encode_rows, fence, insert_rows
 from donegate.store._schema import effects
 from donegate.store.base import HeldEffect, JournalWrite, Lease
@@ -39,13 +40,11 @@ _REISSUE = (
 # A first begin is one statement: insert unless the key is there (then check and re-issue).
 # psycopg reports no rowcount for ON CONFLICT DO NOTHING, so PostgreSQL says it with RETURNING
 # (SQLite's rowcount is exact, and RETURNING needs SQLite 3.35).
-_ADD_EFFECT = {
-    "sqlite": sqlite_insert(effects).on_conflict_do_nothing(index_elements=["key"]),
-    "postgresql": pg_insert(effects)
-    .on_conflict_do_nothing(index_elements=["key"])
-    .returning(effects.c.key),
-}
-_EFFECT_DONE = (
+_ADD_EFFECT_SQLITE = HotWrite(sqlite_insert(effects).on_conflict_do_nothing(index_elements=["key"]))
+_ADD_EFFECT_PG = (
+    pg_insert(effects).on_conflict_do_nothing(index_elements=["key"]).returning(effects.c.key)
+)
+_EFFECT_DONE = HotWrite(
     sa.update(effects)
     .where(effects.c.key == _B("b_key"))
     .values(state="done", result=_B("b_result"), done_at=_B("b_now"))
@@ -119,17 +118,17 @@ class LedgerMixin:
             "issues": 1,
             "begun_at": now,
         }
-        added = conn.execute(_ADD_EFFECT[self._db.dialect], row)
-        return bool(added.rowcount == 1 if self._db.is_sqlite else added.first() is not None)
+        if self._db.is_sqlite:
+            return _ADD_EFFECT_SQLITE(conn, row) == 1
+        return conn.execute(_ADD_EFFECT_PG, row).first() is not None
 
     @patient
     def effect_record(self, lease: Lease, key: str, result: ToolResult) -> None:
         now = self.clock()
         with self._db.write() as conn:
             fence(conn, lease, now)
-            conn.execute(
-                _EFFECT_DONE,
-                {"b_key": key, "b_result": dumps(part_to_json(result)), "b_now": now},
+            _EFFECT_DONE(
+                conn, {"b_key": key, "b_result": dumps(part_to_json(result)), "b_now": now}
             )
 
     @patient

@@ -29,6 +29,7 @@ from donegate.codec import (
 )
 from donegate.messages import Message, Turn
 from donegate.store._db import Database, patient
+from donegate.store._hot import HotWrite
 from donegate.store._outbox import write_notices
 from donegate.store._schema import checklists, escalations, events
 from donegate.store._schema import evidence as evidence_t
@@ -48,24 +49,25 @@ from donegate.store.base import (
 __all__ = ["JournalMixin", "encode_rows", "fence", "insert_rows", "put_checklist", "stop_row"]
 
 # Hot-path statements are built once: building a Core statement costs several times more than
-# executing a cached one (bind names carry a b_ prefix; SQLAlchemy reserves column names).
+# executing a cached one (bind names carry a b_ prefix; SQLAlchemy reserves column names). The
+# writes among them are `HotWrite`s: compiled once, run on SQLite's cursor.
 _B = sa.bindparam
 _HELD = sa.and_(
     tasks_t.c.id == _B("b_task"),
     tasks_t.c.lease_epoch == _B("b_epoch"),
     tasks_t.c.status == "running",
 )
-_FENCE = sa.update(tasks_t).where(_HELD).values(heartbeat_at=_B("b_now"))
+_FENCE = HotWrite(sa.update(tasks_t).where(_HELD).values(heartbeat_at=_B("b_now")))
 _LAST_SEQ = sa.select(sa.func.max(messages_t.c.seq)).where(messages_t.c.run_id == _B("b_run"))
-_ADD_MESSAGES = sa.insert(messages_t)
-_ADD_TURN = sa.insert(turns_t)
-_ADD_EVIDENCE = sa.insert(evidence_t)
+_ADD_MESSAGES = HotWrite(sa.insert(messages_t))
+_ADD_TURN = HotWrite(sa.insert(turns_t))
+_ADD_EVIDENCE = HotWrite(sa.insert(evidence_t))
 _DROP_ITEMS = sa.delete(checklists).where(
     checklists.c.task_id == _B("b_task"), checklists.c.item.in_(_B("b_items", expanding=True))
 )
-_ADD_ITEMS = sa.insert(checklists)
-_ADD_EVENT = sa.insert(events)
-_END_TASK = (
+_ADD_ITEMS = HotWrite(sa.insert(checklists))
+_ADD_EVENT = HotWrite(sa.insert(events))
+_END_TASK = HotWrite(
     sa.update(tasks_t)
     .where(_HELD)
     .values(
@@ -78,7 +80,7 @@ _END_TASK = (
         updated_at=_B("b_now"),
     )
 )
-_END_RUN = (
+_END_RUN = HotWrite(
     sa.update(runs_t)
     .where(runs_t.c.id == _B("b_run"))
     .values(
@@ -99,7 +101,7 @@ def _held(lease: Lease, now: float) -> dict[str, object]:
 
 def fence(conn: Connection, lease: Lease, now: float) -> None:
     """Touch the task under `lease`; `LeaseLost` when the epoch is stale or the task ended."""
-    if conn.execute(_FENCE, _held(lease, now)).rowcount != 1:
+    if _FENCE(conn, _held(lease, now)) != 1:
         raise LeaseLost(lease.task_id, lease.epoch)
 
 
@@ -111,8 +113,8 @@ def put_checklist(
         return
     latest = {item: (status, note) for item, status, note in items}
     conn.execute(_DROP_ITEMS, {"b_task": task_id, "b_items": list(latest)})
-    conn.execute(
-        _ADD_ITEMS,
+    _ADD_ITEMS(
+        conn,
         [
             {"task_id": task_id, "item": i, "status": s, "note": n, "updated_at": now}
             for i, (s, n) in latest.items()
@@ -131,8 +133,8 @@ def stop_row(
 ) -> None:
     """Insert the stop-reason telemetry row of one run."""
     open_items = sum(1 for _, status, _ in outcome.checklist if status != "done")
-    conn.execute(
-        _ADD_EVENT,
+    _ADD_EVENT(
+        conn,
         {
             "task_id": task_id,
             "run_id": run_id,
@@ -216,11 +218,11 @@ def insert_rows(conn: Connection, lease: Lease, rows: _Rows, now: float) -> None
             seq = 0 if last is None else int(last) + 1
         for i, row in enumerate(rows.messages, start=seq):
             row["seq"] = i
-        conn.execute(_ADD_MESSAGES, rows.messages)
+        _ADD_MESSAGES(conn, rows.messages)
     if rows.turn is not None:
-        conn.execute(_ADD_TURN, rows.turn)
+        _ADD_TURN(conn, rows.turn)
     if rows.evidence:
-        conn.execute(_ADD_EVIDENCE, rows.evidence)
+        _ADD_EVIDENCE(conn, rows.evidence)
     put_checklist(conn, lease.task_id, rows.checklist, now)
 
 
@@ -338,8 +340,8 @@ class JournalMixin:
         encoded = encode_rows(lease, now, rows)
         summary = dumps(_summary(outcome))
         with self._db.write() as conn:
-            ended = conn.execute(
-                _END_TASK,
+            ended = _END_TASK(
+                conn,
                 {
                     **_held(lease, now),
                     "b_status": outcome.status,
@@ -347,11 +349,11 @@ class JournalMixin:
                     "b_result": summary,
                 },
             )
-            if ended.rowcount != 1:  # the fence: only the lease holder records an outcome
+            if ended != 1:  # the fence: only the lease holder records an outcome
                 raise LeaseLost(lease.task_id, lease.epoch)
             insert_rows(conn, lease, encoded, now)
-            conn.execute(
-                _END_RUN,
+            _END_RUN(
+                conn,
                 {
                     "b_run": lease.run_id,
                     "b_status": outcome.status,
