@@ -69,6 +69,27 @@ def test_an_untrustworthy_key_file_is_refused(content: str, mode: int, message: 
         sign({"a": 1})
 
 
+def test_a_key_read_once_is_checked_again_when_its_file_changes() -> None:
+    # The key is kept once read, but only while its file is unchanged: a chmod, a rewrite or a
+    # replacement is read and checked anew.
+    key = signing_key(create=True)
+    path = key_path()
+    assert signing_key(create=False) == key
+    os.chmod(path, 0o644)
+    with pytest.raises(UserError, match="readable by others"):
+        signing_key(create=False)
+    os.chmod(path, 0o600)
+    assert signing_key(create=False) == key
+    replacement = path.with_name("new.key")
+    replacement.write_text("cd" * 32 + "\n")
+    os.chmod(replacement, 0o600)
+    os.replace(replacement, path)
+    assert signing_key(create=False) == bytes.fromhex("cd" * 32) != key
+    path.unlink()
+    with pytest.raises(UserError, match="no signing key"):
+        signing_key(create=False)
+
+
 def test_a_symlinked_key_file_is_refused(tmp_path: Path) -> None:
     real = tmp_path / "key"
     real.write_text("ab" * 32)

@@ -98,3 +98,13 @@ def test_sqlite_write_errors_are_translated_and_the_write_connection_replaced(
         assert store._db._writer is not None and store._db._writer is not first
     finally:
         store.close()
+
+
+def test_a_hot_insert_returns_the_new_rows_key(store: SqlStore) -> None:
+    with store._db.write() as conn:
+        first = _ADD_EVENTS.insert(conn, _event("a", 1))
+        second = _ADD_EVENTS.insert(conn, _event("b", 2))
+    assert second > first
+    with store._db.read() as conn:
+        rows = conn.execute(sa.select(events.c.id, events.c.task_id).order_by(events.c.id))
+        assert [tuple(r) for r in rows] == [(first, "a"), (second, "b")]

@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import os
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal
@@ -210,7 +211,9 @@ def build_certificate(
             data=tuple(EvidenceData.model_validate(r.as_data()) for r in records),
         ),
         transcript=TranscriptSection(
-            messages=len(stored), digest=transcript_digest(stored), data=tuple(stored)
+            messages=len(stored),
+            digest=transcript_digest(stored, as_json=True),
+            data=tuple(stored),
         ),
         checklist=tuple(ChecklistEntry.model_validate(dict(i)) for i in checklist),
         models=dict(models),
@@ -241,7 +244,14 @@ def write_certificate(cert: Certificate, directory: Path) -> Path:
     stamp = dt.datetime.now(tz=dt.UTC).strftime("%Y%m%dT%H%M%S%f")
     stem = "".join(ch if ch.isalnum() or ch in "-_." else "_" for ch in cert.task_id)
     path = directory / f"{stem}-{stamp}.certificate.json"
-    path.write_text(_joined(texts, texts) + "\n", encoding="utf-8")
+    data = (_joined(texts, texts) + "\n").encode()
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o666)  # as `open(path, "w")`
+    try:
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view) :]
+    finally:
+        os.close(fd)
     return path
 
 

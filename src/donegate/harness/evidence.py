@@ -252,10 +252,11 @@ class Evidence:
         return "\n\n".join(lines)
 
 
-def transcript_digest(messages: Sequence[Any]) -> str:
+def transcript_digest(messages: Sequence[Any], *, as_json: bool = False) -> str:
     """SHA-256 of a transcript's canonical JSON (messages through `donegate.codec`; entries that
-    are JSON data already, as a certificate embeds them, digested as they are)."""
-    return digest_text(_canonical(messages_to_json(list(messages))))
+    are JSON data already, as a certificate embeds them, digested as they are). `as_json` says
+    every entry is JSON data already (a certificate's stored transcript): none is converted."""
+    return digest_text(_canonical(list(messages) if as_json else messages_to_json(list(messages))))
 
 
 plain_data = to_data

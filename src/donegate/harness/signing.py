@@ -62,14 +62,30 @@ def signing_key(*, create: bool) -> bytes:
             raise UserError(f"{SIGNING_KEY_ENV} is shorter than {_MIN_ENV_KEY} characters")
         return env.encode()
     path = key_path()
-    if not os.path.lexists(path):
+    try:
+        info = os.lstat(path)
+    except FileNotFoundError:
         if not create:
             raise UserError(
                 f"no signing key: set {SIGNING_KEY_ENV} or keep the key file {path} "
                 "that signed the certificate"
-            )
+            ) from None
         _create(path)
-    return _read(path)
+        return _read(path)
+    seen = (info.st_dev, info.st_ino, info.st_mtime_ns, info.st_ctime_ns, info.st_mode,
+            info.st_uid, info.st_size)  # fmt: skip
+    known = _READ.get(str(path))
+    if known is not None and known[0] == seen:
+        return known[1]
+    key = _read(path)
+    _READ[str(path)] = (seen, key)
+    return key
+
+
+_READ: dict[str, tuple[tuple[int, ...], bytes]] = {}
+"""Key files read and found good, with what ``lstat`` said of them then: a worker signs a
+certificate per task, and a file unchanged since (same inode, times, mode, owner, size) is not
+read and checked again. Any change, a chmod included, reads and checks it anew."""
 
 
 def _create(path: Path) -> None:

@@ -38,6 +38,18 @@ class HotWrite:
         self.statement = statement
         self._texts: dict[tuple[str, ...], tuple[str, tuple[str, ...], dict[str, Any]]] = {}
 
+    def insert(self, conn: Connection, row: Mapping[str, Any]) -> int:
+        """Insert one row; its new integer primary key."""
+        if conn.dialect.name != "sqlite":
+            key = conn.execute(self.statement, row).inserted_primary_key
+            assert key is not None
+            return int(key[0])
+        cursor = self._run(conn, [row])
+        try:
+            return int(cursor.lastrowid)
+        finally:
+            cursor.close()
+
     def __call__(self, conn: Connection, params: Params) -> int:
         """Execute with `params` (a list of them: one execution per row); the rows affected
         (an insert on PostgreSQL says -1: SQLAlchemy runs it with ``RETURNING``)."""
@@ -46,6 +58,14 @@ class HotWrite:
             return 0
         if conn.dialect.name != "sqlite":
             return int(conn.execute(self.statement, rows if len(rows) > 1 else rows[0]).rowcount)
+        cursor = self._run(conn, rows)
+        try:
+            return int(cursor.rowcount)
+        finally:
+            cursor.close()
+
+    def _run(self, conn: Connection, rows: Sequence[Mapping[str, Any]]) -> Any:
+        """SQLite: execute on the connection's own cursor; that cursor (the caller closes it)."""
         sql, names, fixed = self._compiled(conn, rows[0])
         values = [tuple(row[n] if n in row else fixed[n] for n in names) for row in rows]
         cursor = conn.connection.driver_connection.cursor()  # type: ignore[union-attr]
@@ -54,11 +74,10 @@ class HotWrite:
                 cursor.execute(sql, values[0])
             else:
                 cursor.executemany(sql, values)
-            return int(cursor.rowcount)
         except sqlite3.Error as e:
-            raise exc.DBAPIError.instance(sql, values, e, sqlite3.Error) from e
-        finally:
             cursor.close()
+            raise exc.DBAPIError.instance(sql, values, e, sqlite3.Error) from e
+        return cursor
 
     def _compiled(
         self, conn: Connection, row: Mapping[str, Any]

@@ -22,6 +22,7 @@ from donegate.codec import dumps, loads
 from donegate.errors import UserError
 from donegate.harness.escalation import EscalationReport
 from donegate.store._db import Database, patient
+from donegate.store._hot import HotWrite
 from donegate.store._journal import fence, stop_row
 from donegate.store._outbox import write_notices
 from donegate.store._schema import BACKOFF, READY, escalations, runs, tasks
@@ -78,7 +79,7 @@ _LOSE_RUNS = (
     .where(runs.c.task_id == _B("b_task"), runs.c.status == "running")
     .values(status="lost", ended_at=_NOW, reason="lease expired")
 )
-_TAKE = (
+_TAKE = HotWrite(
     sa.update(tasks)
     .where(tasks.c.id == _B("b_task"))
     .values(
@@ -92,7 +93,7 @@ _TAKE = (
         updated_at=_NOW,
     )
 )
-_ADD_RUN = sa.insert(runs)
+_ADD_RUN = HotWrite(sa.insert(runs))
 _BEAT = (
     sa.update(tasks)
     .where(
@@ -159,8 +160,8 @@ class LeaseMixin:
             return None
         epoch = row.lease_epoch + 1
         attempt = row.attempts + 1
-        conn.execute(
-            _TAKE,
+        _TAKE(
+            conn,
             {
                 "b_task": row.id,
                 "b_owner": worker_id,
@@ -170,8 +171,8 @@ class LeaseMixin:
                 "b_now": now,
             },
         )
-        inserted = conn.execute(
-            _ADD_RUN,
+        run_id = _ADD_RUN.insert(
+            conn,
             {
                 "task_id": row.id,
                 "attempt": attempt,
@@ -182,13 +183,11 @@ class LeaseMixin:
                 "status": "running",
             },
         )
-        key = inserted.inserted_primary_key
-        assert key is not None
         return Lease(
             task_id=row.id,
             epoch=epoch,
             worker_id=worker_id,
-            run_id=int(key[0]),
+            run_id=run_id,
             attempt=attempt,
             generation=row.generation,
             spec=loads(row.spec),
