@@ -58,6 +58,7 @@ from donegate.worker import submit  # noqa: E402
 SEND = ROOT / "tests" / "worker" / "data" / "send.yaml"
 REALISTIC = ROOT / "bench" / "data" / "realistic.yaml"
 BARE_TASK = "bench.bare_round_trip"
+AGENT_TASK = "bench.agent_in_celery"
 COUNTER = "bench:bare:done"
 CELERY_THREADS = 4
 
@@ -253,9 +254,14 @@ def celery_donegate(
 
 
 def bare_app(broker: str) -> Any:
-    """donegate's Celery settings (`client`) with one trivial task: count itself in Redis."""
+    """donegate's Celery settings (`client`) with two tasks of the bench's own: one trivial,
+    that only counts itself in Redis; one that runs a task's agent work in process, with no
+    store (`donegate.harness.run_task` on the spec the message carries), then counts itself."""
     import redis
 
+    from donegate.cli._store import resolve_model
+    from donegate.harness import run_task
+    from donegate.harness.spec import validate_task
     from donegate.worker.celery_app import client
 
     app = client(broker)
@@ -263,6 +269,15 @@ def bare_app(broker: str) -> Any:
 
     @app.task(name=BARE_TASK, shared=False)  # type: ignore[untyped-decorator]
     def bare(i: int) -> None:
+        counter.incr(COUNTER)
+
+    @app.task(name=AGENT_TASK, shared=False)  # type: ignore[untyped-decorator]
+    def agent(spec: dict[str, Any]) -> None:
+        task = validate_task(spec)
+        assert task.model is not None
+        result = run_task(task, model=resolve_model(task.model))
+        if result.status != "done":
+            raise RuntimeError(f"task {task.id}: {result.status}: {result.reason}")
         counter.incr(COUNTER)
 
     return app
@@ -307,6 +322,45 @@ def celery_bare(n: int, processes: int, work: Path, redis_url: str) -> Rate:
         rate = _measure(lambda: int(r.get(COUNTER) or 0), n, procs)
     finally:
         _stop(procs)
+    return rate
+
+
+def celery_agent(kind: str, n: int, processes: int, work: Path, redis_url: str) -> Rate:
+    """The like-for-like baseline: the same agent work in a bare Celery task, no worker layer.
+
+    Each message carries the task's spec; the bare worker (`bare_app`, same settings, pool,
+    processes and threads) runs it with `run_task` (certificates under its own data directory)
+    and counts it. What donegate adds on top of this is its worker layer: the store (claim,
+    journal, ledger, outcome), leases and heartbeats, the outbox.
+    """
+    import redis
+
+    from donegate.worker.celery_app import QUEUE
+
+    r = redis.Redis.from_url(redis_url)
+    r.flushdb()
+    sender = bare_app(redis_url)
+    for i in range(n):
+        spec = _spec(kind, f"a{kind[0]}{i}", work)
+        sender.send_task(AGENT_TASK, args=[spec], queue=QUEUE, task_id=f"a{i}:{uuid.uuid4().hex}")
+    home = work / f"home-agent-{kind}"
+    command = [sys.executable, __file__, "--bare-worker", redis_url]
+    procs = [
+        subprocess.Popen(
+            command,
+            env=_env(work, DONEGATE_HOME=str(home)),
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        for _ in range(processes)
+    ]
+    try:
+        rate = _measure(lambda: int(r.get(COUNTER) or 0), n, procs)
+    finally:
+        _stop(procs)
+    certificates = len(list((home / "certificates").glob("*.json")))
+    if certificates < n:
+        raise SystemExit(f"{certificates} certificates for {n} tasks run in bare Celery")
     return rate
 
 
@@ -355,6 +409,7 @@ def _celery_report(args: argparse.Namespace, work: Path, kinds: list[str]) -> No
         k: celery_donegate(k, n, procs, work, postgres=args.postgres, redis_url=args.redis)
         for k in kinds
     }
+    agents = {k: celery_agent(k, n, procs, work, args.redis) for k in kinds}
     after = celery_bare(n, procs, work, args.redis)
     print(f"bare Celery round trip (after): {after}")
     bare = (before.per_s + after.per_s) / 2
@@ -362,6 +417,13 @@ def _celery_report(args: argparse.Namespace, work: Path, kinds: list[str]) -> No
         print(
             f"Celery + PostgreSQL, {kind} task: {rate} ({shape}) = {rate.per_s / bare:.2f}x "
             f"the bare round trip ({bare:.0f}/s; target >= 0.6x)"
+        )
+    for kind, agent in agents.items():
+        rate = rates[kind]
+        print(
+            f"like-for-like: the {kind} task's agent work in a bare Celery task (run_task, no "
+            f"store): {agent}; donegate's worker = {rate.per_s / agent.per_s:.2f}x its rate, "
+            f"{rate.cpu_ms - agent.cpu_ms:+.1f} ms CPU/task for the worker layer"
         )
 
 

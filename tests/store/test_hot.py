@@ -108,3 +108,28 @@ def test_a_hot_insert_returns_the_new_rows_key(store: SqlStore) -> None:
     with store._db.read() as conn:
         rows = conn.execute(sa.select(events.c.id, events.c.task_id).order_by(events.c.id))
         assert [tuple(r) for r in rows] == [(first, "a"), (second, "b")]
+
+
+def test_a_hot_write_on_a_lost_postgresql_connection_is_retried_elsewhere(
+    store: SqlStore, store_url: str
+) -> None:
+    if store.dialect != "postgresql":
+        pytest.skip("a lost connection is PostgreSQL's (SQLite has none to lose)")
+    store.submit("a", _spec("a"), type="t")
+    killer = sa.create_engine(store_url)
+    seen: list[bool] = []
+    try:
+        with pytest.raises(StoreUnavailable, match="does not answer"), store._db.write() as conn:
+            pid = conn.exec_driver_sql("SELECT pg_backend_pid()").scalar()
+            with killer.connect() as other:
+                other.execute(sa.text("SELECT pg_terminate_backend(:p)"), {"p": pid})
+            try:
+                _TOUCH(conn, {"b_task": "a", "b_now": 7.0})
+            except sa.exc.DBAPIError as e:
+                seen += [e.connection_invalidated, conn.invalidated]
+                raise
+        assert seen == [True, True]  # dropped, as SQLAlchemy drops a lost connection
+        with store._db.write() as conn:  # the next write gets a live one
+            assert _TOUCH(conn, {"b_task": "a", "b_now": 8.0}) == 1
+    finally:
+        killer.dispose()
