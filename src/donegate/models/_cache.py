@@ -58,27 +58,26 @@ class HistoryCache:
         if not messages:
             return Encoded(b"[]")
         _, encoded = self._grow(messages, encode=True)
-        return Encoded(b"[" + b",".join(encoded) + b"]")
+        return Encoded(b"".join((b"[", b",".join(encoded), b"]")))
 
     def _grow(self, messages: Sequence[Message], *, encode: bool) -> tuple[list[Any], list[bytes]]:
         """The entry for `messages`, extended by what is new (and, with `encode`, encoded)."""
         key = id(messages[0])
         entry = self._entries.get(key)
-        start: int = 0
-        rendered: list[Any] = []
-        encoded: list[bytes] = []
         if entry is not None:
-            seen, kept, kept_text = entry
-            if len(seen) <= len(messages) and all(map(operator.is_, seen, messages)):
-                start, rendered, encoded = len(seen), kept, kept_text
-        grown = start < len(messages) or entry is None
+            seen, rendered, encoded = entry
+            if len(seen) > len(messages) or not all(map(operator.is_, seen, messages)):
+                seen, rendered, encoded = (), [], []
+        else:
+            seen, rendered, encoded = (), [], []
+        grown = entry is None or len(seen) < len(messages)
         if grown:
-            rendered = rendered.copy()
+            rendered = rendered.copy()  # a kept list is never changed in place
             render = self._render
-            for message in messages[start:]:
+            for message in messages[len(seen) :]:
                 rendered.extend(render(message))
         if encode and len(encoded) < len(rendered):
-            encoded = encoded + [dumps(item) for item in rendered[len(encoded) :]]
+            encoded = [*encoded, *map(dumps, rendered[len(encoded) :])]
             grown = True
         if grown:
             self._keep(key, tuple(messages), rendered, encoded)
