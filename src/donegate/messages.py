@@ -259,9 +259,9 @@ class _derived(Generic[_V]):
 class Message:
     """One message of a transcript.
 
-    Not slotted, unlike the parts: its derived views (`text`, `tool_calls`, `results`) are
-    computed once and kept in the instance (the parts are frozen), since the loop and the
-    adapters read them on every turn for every message of the history.
+    Not slotted, unlike the parts: its derived views (`text`, `tool_calls`, `results`,
+    `thinking`) are computed once and kept in the instance (the parts are frozen), since the
+    loop and the adapters read them on every turn for every message of the history.
     """
 
     role: Role
@@ -296,10 +296,15 @@ class Message:
         """The tool results in the message."""
         return tuple(p for p in self.parts if isinstance(p, ToolResult))
 
+    def _thinking(self) -> tuple[ThinkingPart, ...]:
+        """The thinking parts in the message, progress updates included."""
+        return tuple(p for p in self.parts if isinstance(p, ThinkingPart))
+
     # not annotated: annotated, a dataclass would take them for fields
     text = _derived(_text)
     tool_calls = _derived(_tool_calls)
     results = _derived(_results)
+    thinking = _derived(_thinking)
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -382,7 +387,7 @@ class Turn:
     @property
     def thinking(self) -> tuple[ThinkingPart, ...]:
         """Thinking parts, progress updates included."""
-        return tuple(p for p in self.message.parts if isinstance(p, ThinkingPart))
+        return self.message.thinking
 
     @property
     def refusal(self) -> str | None:
