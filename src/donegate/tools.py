@@ -72,11 +72,18 @@ class Tool:
     under `key` by a run that died actually happened. None or False: it did not (the call runs
     now); anything else: it did, and the value (True, or what the tool would have returned) is
     the call's result. Raising means it cannot tell (the task is escalated)."""
+    _spec: ToolSpec = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        # made once: every run offers the same spec object, so adapters that keep a rendering
+        # while the same specs come back (`models/_cache.LastRendered`) render a tool once
+        spec = ToolSpec(name=self.name, description=self.description, parameters=self.parameters)
+        object.__setattr__(self, "_spec", spec)
 
     @property
     def spec(self) -> ToolSpec:
         """The tool as the model sees it."""
-        return ToolSpec(name=self.name, description=self.description, parameters=self.parameters)
+        return self._spec
 
     @property
     def is_async(self) -> bool:

@@ -96,8 +96,10 @@ class HistoryCache:
 class LastRendered(Generic[T]):
     """The rendering of the last object given, kept while that same object comes back.
 
-    A run sends one tuple of tool specs every turn: it renders once. The items of the returned
-    list are shared with later calls (never mutate them); the list is the caller's.
+    A run sends one tuple of tool specs every turn, and each run of the same tools a tuple of
+    the same spec objects: they render once. A tuple counts as the same when its items are the
+    same objects (identity, never equality). The items of the returned list are shared with
+    later calls (never mutate them); the list is the caller's.
     """
 
     __slots__ = ("_entry", "_render")
@@ -121,7 +123,19 @@ class LastRendered(Generic[T]):
 
     def _get(self, value: T) -> tuple[T, list[Any], Encoded | None]:
         entry = self._entry
-        if entry is None or entry[0] is not value:
+        if entry is None or not _same(entry[0], value):
             entry = (value, list(self._render(value)), None)
             self._entry = entry
         return entry
+
+
+def _same(kept: Any, value: Any) -> bool:
+    """`value` is `kept`, or a tuple of the very same objects."""
+    if kept is value:
+        return True
+    return (
+        type(kept) is tuple
+        and type(value) is tuple
+        and len(kept) == len(value)
+        and all(map(operator.is_, kept, value))
+    )

@@ -34,6 +34,7 @@ __all__ = [
     "missing_reason",
 ]
 
+
 def has_visible_output(parts: Sequence[Part]) -> bool:
     """True when the parts hold non-whitespace visible text or other real output (media)."""
     for p in parts:
