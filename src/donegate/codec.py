@@ -90,14 +90,26 @@ def _plain(value: Any) -> Any:
 def _fields(value: Any, *, skip: tuple[str, ...] = ()) -> dict[str, Any]:
     """A flat dataclass's fields as JSON data, those at their default left out."""
     out: dict[str, Any] = {}
-    for f in dataclasses.fields(value):
-        if f.name in skip:
+    for name, default in _layout(type(value)):
+        if name in skip:
             continue
-        item = getattr(value, f.name)
-        if f.default is not dataclasses.MISSING and item == f.default:
+        item = getattr(value, name)
+        if default is not dataclasses.MISSING and item == default:
             continue
-        out[f.name] = _plain(item)
+        out[name] = _plain(item)
     return out
+
+
+_LAYOUTS: dict[type, tuple[tuple[str, Any], ...]] = {}
+
+
+def _layout(cls: type) -> tuple[tuple[str, Any], ...]:
+    """A dataclass's ``(name, default)`` pairs, read once per class (every message part of
+    every journal write and certificate goes through `_fields`)."""
+    layout = _LAYOUTS.get(cls)
+    if layout is None:
+        layout = _LAYOUTS[cls] = tuple((f.name, f.default) for f in dataclasses.fields(cls))
+    return layout
 
 
 def part_to_json(part: Part) -> dict[str, Any]:
