@@ -35,6 +35,7 @@ What it does not prove:
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import json
 import os
 from collections.abc import Iterable, Mapping, Sequence
@@ -255,14 +256,24 @@ def write_certificate(cert: Certificate, directory: Path) -> Path:
     return path
 
 
+_CANONICAL = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+"""`donegate.harness.signing.canonical`'s encoder, made once (`json.dumps` with options makes
+one per call, which costs more than encoding a small value)."""
+
+
 def _canonical_text(value: Any) -> str:
     """`donegate.harness.signing.canonical` as text."""
-    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return _CANONICAL.encode(value)
 
 
 def _joined(texts: Mapping[str, str], keys: Iterable[str]) -> str:
     """A JSON object of values serialized already, keys in the order given."""
-    return "{" + ",".join(f"{_canonical_text(k)}:{texts[k]}" for k in keys) + "}"
+    return "{" + ",".join(f"{_key_text(k)}:{texts[k]}" for k in keys) + "}"
+
+
+@functools.lru_cache(maxsize=64)
+def _key_text(key: str) -> str:
+    return _CANONICAL.encode(key)
 
 
 def read_certificate(path: str | Path) -> dict[str, Any]:
