@@ -71,7 +71,12 @@ _PART_TYPES = (TextPart, ThinkingPart, RefusalPart, MediaPart, ToolCall, ServerT
 
 def dumps(value: Any) -> str:
     """Compact JSON; anything not JSON-native is stringified rather than lost."""
-    return json.dumps(value, separators=(",", ":"), ensure_ascii=False, default=str)
+    return _ENCODER.encode(value)
+
+
+_ENCODER = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False, default=str)
+"""`dumps`'s encoder, made once: `json.dumps` with options makes one per call, which costs more
+than encoding a small value (the store encodes every journal row through `dumps`)."""
 
 
 def loads(text: str | None) -> Any:
