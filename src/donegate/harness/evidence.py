@@ -44,7 +44,12 @@ def digest_text(text: str) -> str:
 
 
 def _canonical(value: Any) -> str:
-    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
+    return _CANONICAL.encode(value)
+
+
+_CANONICAL = json.JSONEncoder(
+    sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str
+)  # made once: `json.dumps` with options makes an encoder per call (several per tool call)
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
