@@ -15,6 +15,7 @@ cancelled) in the transaction that records it, under a key of its own, ``<task>:
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol, runtime_checkable
@@ -215,14 +216,8 @@ class OutboxMixin:
 
     @patient
     def outbox_due(self, now: float, limit: int = 20) -> list[Notification]:
-        q = (
-            sa.select(outbox)
-            .where(outbox.c.state == "pending", outbox.c.next_at <= now)
-            .order_by(outbox.c.next_at, outbox.c.id)
-            .limit(limit)
-        )
         with self._db.read() as conn:
-            return [_row(r) for r in conn.execute(q)]
+            return [_row(r) for r in conn.execute(_due(limit), {"b_now": now})]
 
     @patient
     def outbox_take(self, n: Notification, until: float) -> bool:
@@ -267,3 +262,14 @@ class OutboxMixin:
                 raise UserError(f"no notification {notification_id} in the outbox")
             row = conn.execute(sa.select(outbox).where(outbox.c.id == notification_id)).one()
         return _row(row)
+
+
+@functools.lru_cache(maxsize=8)
+def _due(limit: int) -> sa.Select[Any]:
+    """What `outbox_due` reads, built once per limit (each courier polls it twice a second)."""
+    return (
+        sa.select(outbox)
+        .where(outbox.c.state == "pending", outbox.c.next_at <= sa.bindparam("b_now"))
+        .order_by(outbox.c.next_at, outbox.c.id)
+        .limit(limit)
+    )
