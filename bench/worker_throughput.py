@@ -23,7 +23,9 @@ Figures printed (steady state: timed from the first claim to the last outcome):
 * Celery: a bare Celery round trip (a trivial task on the same broker, same app settings, same
   pool, processes and concurrency, that only counts itself in Redis), then donegate's minimal
   and realistic tasks through ``donegate worker --engine celery`` on PostgreSQL, then bare again;
-  each donegate rate as a ratio of the mean bare rate (target >= 0.6x);
+  each donegate rate as a ratio of the mean bare rate (target >= 0.6x); and, as an extra line,
+  each task's agent work run in a bare Celery task with no store (`celery_agent`: ``run_task``
+  on the spec the message carries), which says what donegate's worker layer itself costs;
 * resume latency: a worker holding a task is SIGKILLed; seconds until another worker has
   claimed it (the lease timeout plus the claim poll), against the target of lease + 2 s.
 
