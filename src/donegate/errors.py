@@ -15,6 +15,7 @@ DonegateError                 base of everything below
 │   └── RecordingMismatch     a recording's script does not replay to what was recorded
 ├── WireFormatError           a provider body that is not the documented shape (names the path)
 ├── ScriptExhausted           a scripted model was called more times than the script has turns
+├── UnansweredCalls           a request to a scripted model holds tool calls with no result
 ├── ToolError                 a tool raised; the loop turns it into an error result
 │   └── ToolStubError         a script's stub raised as scripted (``raises: MESSAGE``)
 ├── EffectDivergence          an idempotency key's recorded call is not the call now asking
@@ -57,6 +58,7 @@ __all__ = [
     "TodoStateError",
     "ToolError",
     "ToolStubError",
+    "UnansweredCalls",
     "UnsupportedTurn",
     "UserError",
     "WireFormatError",
@@ -163,6 +165,22 @@ class ScriptExhausted(DonegateError):
         super().__init__(f"model called {calls} times but script has {turns} turns")
         self.calls = calls
         self.turns = turns
+
+
+class UnansweredCalls(DonegateError):
+    """A request's history holds tool calls that no tool result answers.
+
+    Every provider rejects such a request (HTTP 400: each call must be answered by its id), so
+    the script player does too, rather than letting an agent that drops results pass a test.
+    """
+
+    def __init__(self, ids: Sequence[str]):
+        shown = ", ".join(repr(i) for i in ids)
+        super().__init__(
+            f"the request's history has tool calls with no result: {shown} (a provider "
+            "rejects this request with 400: every tool call must be answered by its id)"
+        )
+        self.ids = tuple(ids)
 
 
 class ToolError(DonegateError):

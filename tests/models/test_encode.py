@@ -179,3 +179,29 @@ def test_a_client_without_content_gets_the_rendered_dict() -> None:
     request = REQUESTS[1]
     assert model.request(request).text == "ok"
     assert client.bodies == [WIRE.render_request(replace(request, model="gpt-x"))]
+
+
+def test_an_azure_client_gets_the_dict_and_its_deployment_url() -> None:
+    seen: list[httpx2.Request] = []
+
+    def handle(request: httpx2.Request) -> httpx2.Response:
+        seen.append(request)
+        return httpx2.Response(200, json=TEXT_TURN)
+
+    azure = openai.AzureOpenAI(
+        api_key="k",
+        api_version="2024-10-21",
+        azure_endpoint="https://example.openai.azure.com",
+        http_client=httpx2.Client(transport=httpx2.MockTransport(handle)),
+    )
+    assert not _takes_content(azure)
+    assert OpenAIChatModel(azure, "my-deployment").request(REQUESTS[1]).text == "ok"
+    assert seen[-1].url.path == "/openai/deployments/my-deployment/chat/completions"
+    assert json.loads(seen[-1].content)["model"] == "my-deployment"
+
+
+def test_a_subclass_of_the_plain_client_gets_the_dict() -> None:
+    class Mine(openai.OpenAI):
+        pass
+
+    assert not _takes_content(Mine(api_key="k"))

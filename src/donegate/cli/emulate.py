@@ -186,7 +186,8 @@ def emulate_command(
     scripts are several conversations, picked by the x-donegate-conversation header (index or
     file stem), by prompt, or in order. The clients run their own tools: scripts need no stubs,
     and a turn calling a tool the client did not offer is served with a warning. Every request is
-    answered: a malformed one with a 400, a body past --max-body with a 413. Prints the turns
+    answered: a malformed one with a 400, one whose history leaves a tool call without its
+    result with the 400 a provider sends, a body past --max-body with a 413. Prints the turns
     served as JSON on exit.
     """
     _run(scripts, host=host, port=port, log=log, upstream=upstream, record=record,

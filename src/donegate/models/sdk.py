@@ -6,8 +6,9 @@ response, so the SDK's typed models are never built and every ending is read by 
 An error status the SDK gives up on becomes an error turn, never an exception.
 
 Where the wire format can encode a body itself (history encoded once, `models/_encode.py`) and
-the SDK's ``post`` takes ``content=``, the body goes as those bytes: the same bytes the SDK
-would have made from the dict, without re-encoding the whole conversation every turn.
+the client is an SDK's plain client whose ``post`` takes ``content=``, the body goes as those
+bytes: the same bytes the SDK would have made from the dict, without re-encoding the whole
+conversation every turn. Any other client (Azure, Bedrock, Vertex, a subclass) gets the dict.
 """
 
 from __future__ import annotations
@@ -177,9 +178,26 @@ class SDKClientModel:
         yield acc.finish()
 
 
+_PLAIN_CLIENTS = frozenset(
+    {
+        ("openai", "OpenAI"),
+        ("openai", "AsyncOpenAI"),
+        ("anthropic", "Anthropic"),
+        ("anthropic", "AsyncAnthropic"),
+    }
+)
+"""The SDKs' own client classes, which send ``content=`` as it is. Others read the JSON body
+while building the request (Azure OpenAI takes the deployment from its ``model``, Anthropic's
+Bedrock and Vertex clients move ``model`` into the URL), and a subclass may too: they get the
+dict."""
+
+
 def _takes_content(client: Any) -> bool:
-    """True when the client's ``post`` sends ``content=`` bytes as they are (openai >= 2.x
-    releases that have it, anthropic likewise); older releases get a dict to encode."""
+    """True when `client` is one of the SDKs' plain clients and its ``post`` takes ``content=``
+    (releases before it had none: then the dict)."""
+    kind = type(client)
+    if (kind.__module__.partition(".")[0], kind.__name__) not in _PLAIN_CLIENTS:
+        return False
     try:
         return "content" in inspect.signature(client.post).parameters
     except (AttributeError, TypeError, ValueError):

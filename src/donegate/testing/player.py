@@ -10,7 +10,9 @@ Two ways to use one player:
 Either way it records every request, raises `ScriptExhausted` ("model called N times but script
 has M turns") on a call past the end, and `assert_exhausted` fails when turns were left unplayed.
 A turn that calls a tool the request did not offer is served all the same (models do that) and
-noted in `warnings`.
+noted in `warnings`. A request whose history holds a tool call that no tool result answers is
+refused as every provider refuses it (HTTP 400; `UnansweredCalls` recorded in `errors`), so an
+agent that drops a result fails its test instead of passing one a real API would have failed.
 Retryable HTTP errors (408, 409, 429, 5xx) and transport faults (a ``delay`` turn, a
 ``disconnect`` turn) are retried by the player itself in direct mode, as often as the SDKs retry
 over HTTP, so both paths count the same model calls. Over ``httpx2.MockTransport`` a fault
@@ -32,11 +34,12 @@ from donegate.errors import (
     DonegateError,
     MissingExtra,
     ScriptExhausted,
+    UnansweredCalls,
     UnsupportedTurn,
     UserError,
     WireFormatError,
 )
-from donegate.messages import Ending, Turn
+from donegate.messages import Ending, ErrorInfo, Message, ToolCall, ToolResult, Turn
 from donegate.models.base import ModelRequest
 from donegate.models.registry import wire_format
 from donegate.testing._history import History, Raw, Spool, read_request
@@ -171,7 +174,16 @@ class ScriptedModel:
         """
         attempt = 0
         while True:
-            index, turn = self._take(request)
+            try:
+                index, turn = self._take(request)
+            except UnansweredCalls as exc:  # the 400 an SDK model reports for it
+                return Turn(
+                    message=Message(role="assistant", parts=()),
+                    ending=Ending.ERROR,
+                    raw_reason="400",
+                    detail=str(exc),
+                    error=ErrorInfo(status=400, type="invalid_request_error", message=str(exc)),
+                )
             fault = self.faults.get(index)
             if fault is not None:
                 turn = fault.error_turn()
@@ -256,6 +268,11 @@ class ScriptedModel:
         with self._lock:
             self.requests.append(request if raw is None else raw)
             index = len(self.requests) - 1
+            missing = unanswered(request.messages)
+            if missing:
+                error = UnansweredCalls(missing)
+                self.errors.append(error)
+                raise error
             if index < len(self.turns):
                 self._check_offered(index, request)
                 return index, self.turns[index]
@@ -342,6 +359,8 @@ class Responder:
             index, turn = player._take(request, raw=raw)
         except ScriptExhausted as exc:
             return self._fail(500, exc), None
+        except UnansweredCalls as exc:
+            return self._rejected(exc), None
         fault = player.faults.get(index)
         if fault is not None and fault.disconnect:
             return None, fault
@@ -356,6 +375,21 @@ class Responder:
         headers = {"content-type": rendered.content_type, **rendered.headers}
         content = rendered.body.encode("utf-8")
         return self._http.Response(rendered.status, headers=headers, content=content), fault
+
+    def _rejected(self, exc: UnansweredCalls) -> httpx2.Response:
+        """What a provider answers a request it rejects (recorded in `errors` already)."""
+        body = {
+            "type": "error",
+            "error": {
+                "type": "invalid_request_error",
+                "code": 400,
+                "status": "INVALID_ARGUMENT",
+                "message": str(exc),
+            },
+        }
+        return self._http.Response(  # type: ignore[no-any-return]
+            400, headers={"x-should-retry": "false"}, json=body
+        )
 
     def _unreadable(self, exc: Exception) -> httpx2.Response:
         return self._fail(400, UserError(f"{self._api}: unreadable request body: {exc}"))
@@ -375,6 +409,19 @@ class Responder:
         return self._http.Response(  # type: ignore[no-any-return]
             status, headers={"x-should-retry": "false"}, json=body
         )
+
+
+def unanswered(messages: Sequence[Message]) -> list[str]:
+    """The ids of the tool calls in `messages` that no later tool result answers, in order."""
+    answered: set[str] = set()
+    open_calls: list[str] = []
+    for message in reversed(messages):
+        for part in reversed(message.parts):
+            if isinstance(part, ToolResult):
+                answered.add(part.call_id)
+            elif isinstance(part, ToolCall) and part.id not in answered:
+                open_calls.append(part.id)
+    return open_calls[::-1]
 
 
 def sdk_client(api: str, player: ScriptedModel, *, asynchronous: bool = False) -> Any:
