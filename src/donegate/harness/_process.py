@@ -50,6 +50,7 @@ _TOKEN = PROCESS_TOKEN_ENV
 _GRACE_S = 0.4  # after the program exits, how long its leftovers may keep the output open
 _TICK_S = 0.05  # the longest the loop sleeps between looks at the program
 _REAP_S = 0.5  # the time cleanup may take after the loop stops
+_EXITED = "exited"  # the selector's mark for the pidfd that turns readable when the program ends
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -186,6 +187,9 @@ class _Supervisor:
         self._watch(self.out_fd, selectors.EVENT_READ, self.output)
         if result_fd is not None:
             self._watch(result_fd, selectors.EVENT_READ, self.result)
+        self.exit_fd = _pidfd(proc.pid)
+        if self.exit_fd >= 0:  # wake at the exit, not at the next tick, once the output closed
+            self.selector.register(self.exit_fd, selectors.EVENT_READ, _EXITED)
 
     def _watch(self, fd: int, events: int, sink: _Capture | None) -> None:
         os.set_blocking(fd, False)
@@ -227,7 +231,7 @@ class _Supervisor:
         )
 
     def _reading(self) -> bool:
-        return any(key.data is not None for key in self.selector.get_map().values())
+        return any(isinstance(key.data, _Capture) for key in self.selector.get_map().values())
 
     def _pump(self, wait: float) -> None:
         """Move data between the pipes for at most `wait` seconds."""
@@ -236,6 +240,9 @@ class _Supervisor:
             return
         for key, _ in self.selector.select(wait):
             fd = key.fd
+            if key.data is _EXITED:  # readable from now on: the loop polls the program next
+                self.selector.unregister(fd)
+                continue
             if key.data is None:  # the program's stdin
                 try:
                     self.pending = self.pending[os.write(fd, self.pending[:65536]) :]
@@ -318,8 +325,9 @@ class _Supervisor:
 
     def _close(self) -> None:
         self.selector.close()
-        if self.result_fd is not None:
-            os.close(self.result_fd)
+        for fd in (self.result_fd, self.exit_fd):
+            if fd is not None and fd >= 0:
+                os.close(fd)
         for stream in (self.proc.stdin, self.proc.stdout):
             if stream is not None:
                 with contextlib.suppress(OSError):
@@ -327,6 +335,14 @@ class _Supervisor:
         if self.proc.returncode is None:  # unkillable (D state): leave it to the OS, unwaited
             with contextlib.suppress(OSError):
                 self.proc.kill()
+
+
+def _pidfd(pid: int) -> int:
+    """A descriptor that turns readable when `pid` (not yet reaped) exits, or -1 (Linux 5.3+)."""
+    try:
+        return os.pidfd_open(pid)
+    except (AttributeError, OSError):  # not Linux, or an older kernel
+        return -1
 
 
 def _child_env() -> dict[str, str]:
