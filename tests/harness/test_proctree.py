@@ -158,3 +158,59 @@ def test_the_real_counter_moves_with_a_fork(monkeypatch: pytest.MonkeyPatch) -> 
         pass
     pids = span.pids()
     assert pids is not None and child.pid in pids
+
+
+# -- the token sweep ---------------------------------------------------------------------------
+
+
+@pytest.fixture
+def marked() -> Iterator[subprocess.Popen[bytes]]:
+    """A live process whose environment carries ``DONEGATE_TEST_MARK=m1``."""
+    with subprocess.Popen(["sleep", "30"], env={**os.environ, "DONEGATE_TEST_MARK": "m1"}) as p:
+        try:
+            yield p
+        finally:
+            p.kill()
+
+
+def test_the_sweep_finds_the_carrier_among_the_pids_given_and_only_there(
+    marked: subprocess.Popen[bytes],
+) -> None:
+    until = time.monotonic() + 5
+    assert [p.pid for p in _proctree.carrying("DONEGATE_TEST_MARK=m1", [marked.pid], until)] == [
+        marked.pid
+    ]
+    assert _proctree.carrying("DONEGATE_TEST_MARK=m1", [os.getpid()], until) == []
+    assert _proctree.carrying("DONEGATE_TEST_MARK=m2", [marked.pid], until) == []
+    whole = _proctree.carrying("DONEGATE_TEST_MARK=m1", None, until)
+    assert [p.pid for p in whole] == [marked.pid]
+
+
+def test_a_carrier_caught_in_the_middle_of_an_exec_is_read_again(
+    marked: subprocess.Popen[bytes], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    real, reads = _proctree._read, []
+
+    def read(path: str) -> bytes | None:
+        reads.append(path)
+        if path.endswith("/environ") and len(reads) == 1:
+            return b""  # what the kernel shows between the old program and the new one's setup
+        return real(path)
+
+    monkeypatch.setattr(_proctree, "_read", read)
+    found = _proctree.carrying("DONEGATE_TEST_MARK=m1", [marked.pid], time.monotonic() + 5)
+    assert [p.pid for p in found] == [marked.pid]
+    assert reads.count(f"/proc/{marked.pid}/environ") == 2
+
+
+def test_zombies_and_kernel_threads_are_not_read_again(marked: subprocess.Popen[bytes]) -> None:
+    assert _proctree._may_exec(marked.pid)
+    with subprocess.Popen(["true"]) as zombie:
+        deadline = time.monotonic() + 5
+        while psutil.Process(zombie.pid).status() != psutil.STATUS_ZOMBIE:
+            assert time.monotonic() < deadline
+            time.sleep(0.01)
+        assert not _proctree._may_exec(zombie.pid)
+    kthreadd = _proctree._read("/proc/2/stat")
+    if kthreadd is not None and b"(kthreadd)" in kthreadd:
+        assert not _proctree._may_exec(2)

@@ -148,9 +148,10 @@ def _pids() -> list[int]:
 def carrying(mark: str, among: Sequence[int] | None, until: float) -> list[psutil.Process]:
     """Live processes whose environment holds the entry `mark` (``NAME=value``).
 
-    Linux reads ``/proc/PID/environ`` raw for the pids `among` (every process when None);
-    other systems ask psutil about every process. The sweep stops at `until`, so cleanup
-    stays within its budget.
+    Linux reads ``/proc/PID/environ`` raw for the pids `among` (every process when None), and
+    reads again, after a moment, those that showed none (a process in the middle of an exec,
+    as a ``setsid`` becoming its program is); other systems ask psutil about every process.
+    The sweep stops at `until`, so cleanup stays within its budget.
     """
     own = os.getpid()
     found = []
@@ -162,15 +163,51 @@ def carrying(mark: str, among: Sequence[int] | None, until: float) -> list[psuti
                     found.append(p)
         return found
     entry = mark.encode()
-    for pid in _pids() if among is None else among:
-        if time.monotonic() >= until:
+    pending = [pid for pid in (_pids() if among is None else among) if pid != own]
+    for pause in _SETTLE_S:
+        time.sleep(max(0.0, min(pause, until - time.monotonic())))
+        blank = []
+        for pid in pending:
+            if time.monotonic() >= until:
+                return found
+            env = _read(f"/proc/{pid}/environ")
+            if env == b"" and _may_exec(pid):
+                blank.append(pid)
+            elif env and entry in env.split(b"\0") and _leads(pid):
+                with contextlib.suppress(psutil.Error):
+                    found.append(psutil.Process(pid))
+        if not blank:
             break
-        if pid == own:
-            continue
-        with contextlib.suppress(OSError, psutil.Error), open(f"/proc/{pid}/environ", "rb") as env:
-            if entry in env.read().split(b"\0") and _leads(pid):
-                found.append(psutil.Process(pid))
+        pending = blank
     return found
+
+
+_SETTLE_S = (0.0, 0.001, 0.003, 0.01)  # a process in the middle of an exec reads as empty
+
+
+def _read(path: str) -> bytes | None:
+    try:
+        with open(path, "rb") as file:
+            return file.read()
+    except OSError:  # gone, or not ours to read
+        return None
+
+
+def _may_exec(pid: int) -> bool:
+    """Whether `pid`, whose environment read empty, may be a process in the middle of an exec
+    (the kernel shows no environment until the new program's is set up), not a zombie or a
+    kernel thread (which show none for good)."""
+    stat = _read(f"/proc/{pid}/stat")
+    if stat is None:
+        return False
+    fields = stat.rpartition(b")")[2].split()
+    try:
+        return fields[0] != b"Z" and not int(fields[6]) & _PF_KTHREAD
+    except (IndexError, ValueError):
+        return False
+
+
+_PF_KTHREAD = 0x00200000
 
 
 def _leads(pid: int) -> bool:
