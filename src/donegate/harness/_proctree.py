@@ -165,7 +165,8 @@ def carrying(mark: str, among: Sequence[int] | None, until: float) -> list[psuti
     entry = mark.encode()
     pending = [pid for pid in (_pids() if among is None else among) if pid != own]
     for pause in _SETTLE_S:
-        time.sleep(max(0.0, min(pause, until - time.monotonic())))
+        if pause:  # (a sleep of 0 would still give the GIL away)
+            time.sleep(max(0.0, min(pause, until - time.monotonic())))
         blank = []
         for pid in pending:
             if time.monotonic() >= until:
