@@ -214,3 +214,11 @@ def test_zombies_and_kernel_threads_are_not_read_again(marked: subprocess.Popen[
     kthreadd = _proctree._read("/proc/2/stat")
     if kthreadd is not None and b"(kthreadd)" in kthreadd:
         assert not _proctree._may_exec(2)
+
+
+def test_a_descendant_outside_the_span_makes_it_unknown(counter: Path) -> None:
+    counter.write_text("510\n")
+    span = _proctree.PidSpan(500, time.monotonic())
+    assert span.pids(seen=[501, 510]) == list(range(501, 511))
+    assert span.pids(seen=[501, 42]) is None  # the walk and the counter disagree
+    assert span.pids() is None

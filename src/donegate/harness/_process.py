@@ -313,7 +313,7 @@ class _Supervisor:
 
     def _carrying(self, until: float) -> list[psutil.Process]:
         """The processes carrying the token, among the pids allocated since the program began."""
-        return carrying(f"{_TOKEN}={self.token}", self.span.pids(), until)
+        return carrying(f"{_TOKEN}={self.token}", self.span.pids(self.seen.keys()), until)
 
     def _drain(self, until: float) -> None:
         """Read what the dead left in the pipes, until EOF or `until`."""

@@ -28,7 +28,7 @@ from __future__ import annotations
 import contextlib
 import os
 import time
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from pathlib import Path
 
 import psutil
@@ -130,12 +130,19 @@ class PidSpan:
         self.exact = bound < _PID_MAX and self.moved < _PID_MAX - 1
         self.last, self.at = last, now
 
-    def pids(self) -> Sequence[int] | None:
-        """Every pid that may name a process the program started (sampled now), or None."""
+    def pids(self, seen: Collection[int] = ()) -> Sequence[int] | None:
+        """Every pid that may name a process the program started (sampled now), or None.
+
+        `seen`: descendants the walk found; one outside the span means the counter is not the
+        one ``/proc`` numbers processes by (another pid namespace), so the span is unknown.
+        """
         self.note()
         if not self.exact or _PID_MAX is None:
             return None
         size, first = _PID_MAX, self.first
+        if any(not 0 < (pid - first) % size <= self.moved for pid in seen):
+            self.exact = False
+            return None
         if self.moved <= _PROBE_MAX:
             return [pid for i in range(1, self.moved + 1) if (pid := (first + i) % size)]
         return [pid for pid in _pids() if 0 < (pid - first) % size <= self.moved]
