@@ -77,15 +77,21 @@ def _config(model: Model | str | Any, options: RunOptions) -> LoopConfig:
     return LoopConfig(
         model=infer_model(model, model_name=options.get("model_name")),
         tools=resolved,
-        settings=options.get("settings") or ModelSettings(),
+        settings=options.get("settings") or _SETTINGS,
         max_steps=max_steps,
-        policies=options.get("policies") or Policies(),
+        policies=options.get("policies") or _POLICIES,
         finish=finish,
         budget_tokens=options.get("budget_tokens"),
         run_id=options.get("run_id") or "run",
         gate=options.get("gate"),
-        sink=events if (events := options.get("events")) is not None else NullSink(),
+        sink=events if (events := options.get("events")) is not None else _NO_EVENTS,
     )
+
+
+# the defaults, made once: frozen, so every run can share them
+_SETTINGS = ModelSettings()
+_POLICIES = Policies()
+_NO_EVENTS = NullSink()
 
 
 def _transcript(prompt: str | Sequence[Message], system: str | None) -> list[Message]:

@@ -72,11 +72,18 @@ class Tool:
     under `key` by a run that died actually happened. None or False: it did not (the call runs
     now); anything else: it did, and the value (True, or what the tool would have returned) is
     the call's result. Raising means it cannot tell (the task is escalated)."""
+    _spec: ToolSpec = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        # made once: every run offers the same spec object, so adapters that keep a rendering
+        # while the same specs come back (`models/_cache.LastRendered`) render a tool once
+        spec = ToolSpec(name=self.name, description=self.description, parameters=self.parameters)
+        object.__setattr__(self, "_spec", spec)
 
     @property
     def spec(self) -> ToolSpec:
         """The tool as the model sees it."""
-        return ToolSpec(name=self.name, description=self.description, parameters=self.parameters)
+        return self._spec
 
     @property
     def is_async(self) -> bool:
@@ -132,16 +139,21 @@ class Tool:
         self, call: ToolCall, idempotency_key: str | None = None
     ) -> dict[str, Any] | ToolResult:
         """Validated keyword arguments for `call`, or the error result to answer it with."""
-        args = dict(call.arguments or {})
-        if self.validator is not None:
+        if self.validator is None:
+            args = dict(call.arguments or {})
+        else:
             try:
-                args = dict(self.validator.model_validate(args))
+                model = self.validator.model_validate(call.arguments or {})
             except pydantic.ValidationError as exc:
                 problems = "; ".join(
                     f"{'.'.join(str(p) for p in e['loc']) or '(arguments)'}: {e['msg']}"
                     for e in exc.errors()
                 )
                 return error_result(call, f"invalid arguments for {self.name}: {problems}")
+            # what `dict(model)` gives (fields in order, then any extras), without its generator
+            args = model.__dict__.copy()
+            if model.__pydantic_extra__:
+                args.update(model.__pydantic_extra__)
         if self.takes_key:
             args[IDEMPOTENCY_KEY] = idempotency_key
         return args
@@ -188,7 +200,11 @@ def render_output(value: Any) -> str:
         return value
     if not isinstance(value, (dict, list)) and isinstance(value, pydantic.BaseModel):
         return value.model_dump_json()
-    return json.dumps(value, default=str, ensure_ascii=False)
+    return _OUTPUT.encode(value)
+
+
+_OUTPUT = json.JSONEncoder(default=str, ensure_ascii=False)
+"""`render_output`'s encoder, made once (`json.dumps` with options builds one per call)."""
 
 
 @overload

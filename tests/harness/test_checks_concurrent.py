@@ -109,3 +109,36 @@ def alive(pid: int) -> bool:
                 return False
         time.sleep(0.1)
     return True
+
+
+def test_the_hooks_deadline_runner_overlaps_run_checks_and_keeps_order(tmp_path: Path) -> None:
+    from donegate.harness.agents.deadline import run_checks_by
+
+    specs = checks(stamp("a", 1.0), stamp("b", 0.2), {"file_exists": "b.span"})
+    results = run_checks_by(specs, tmp_path, deadline=time.monotonic() + 30)
+    assert [(r.name, r.passed) for r in results] == [
+        ("a", True),
+        ("b", True),
+        ("file_exists: b.span", True),
+    ]
+    (_, a1), (b0, b1) = spans(tmp_path, ["a", "b"])
+    assert b0 < a1 and b1 < a1  # b ran while a still ran
+
+
+def test_at_the_hooks_deadline_every_running_check_is_named_and_the_rest_not_run(
+    tmp_path: Path,
+) -> None:
+    from donegate.harness.agents.deadline import run_checks_by
+
+    sleep = [sys.executable, "-c", "import time; time.sleep(30)"]
+    specs = checks(
+        {"run": sleep, "name": "one"}, {"run": sleep, "name": "two"}, {"file_exists": "x"}
+    )
+    results = run_checks_by(specs, tmp_path, deadline=time.monotonic() + 1.5, label_s=1.5)
+    assert [r.passed for r in results] == [False, False, False]
+    assert (
+        results[0].detail
+        == results[1].detail
+        == ("still running at the hook's deadline (1.5s); stopped")
+    )
+    assert results[2].detail == "not run: the hook's deadline (1.5s) was reached"

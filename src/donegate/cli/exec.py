@@ -62,5 +62,5 @@ def exec_command(
         if result.certificate is not None:
             click.echo(f"  certificate {result.certificate}")
         if result.escalation is not None:
-            click.echo(f"  escalation report {result.escalation.get('markdown')}")
+            click.echo(f"  escalation report {result.escalation.markdown}")
     sys.exit(EXIT_CODES[result.status])

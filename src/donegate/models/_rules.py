@@ -34,8 +34,6 @@ __all__ = [
     "missing_reason",
 ]
 
-_NORMAL = (Ending.COMPLETE, Ending.TOOL_USE)
-
 
 def has_visible_output(parts: Sequence[Part]) -> bool:
     """True when the parts hold non-whitespace visible text or other real output (media)."""
@@ -58,19 +56,26 @@ def decide(signal: Ending, parts: Sequence[Part]) -> tuple[Ending, str | None]:
     3. `truncated` stays `truncated` even with a partial call (kept for the record).
     4. Every other signal stands as the provider gave it.
     """
-    calls = [p for p in parts if isinstance(p, ToolCall)]
-    if signal in _NORMAL:
-        if any(isinstance(p, RefusalPart) for p in parts) and not calls:
-            return Ending.REFUSED, None
-        bad = next((c for c in calls if c.parse_error is not None), None)
-        if bad is not None:
-            return Ending.MALFORMED_TOOL_CALL, f"{bad.name}: {bad.parse_error}"
-        if calls:
-            return Ending.TOOL_USE, None
-        if has_visible_output(parts):
-            return Ending.COMPLETE, None
-        return Ending.EMPTY, None
-    return signal, None
+    if signal is not Ending.COMPLETE and signal is not Ending.TOOL_USE:
+        return signal, None
+    calls = refused = False
+    bad: ToolCall | None = None
+    for p in parts:  # one pass: this runs on every turn of every run
+        if isinstance(p, ToolCall):
+            calls = True
+            if bad is None and p.parse_error is not None:
+                bad = p
+        elif isinstance(p, RefusalPart):
+            refused = True
+    if refused and not calls:
+        return Ending.REFUSED, None
+    if bad is not None:
+        return Ending.MALFORMED_TOOL_CALL, f"{bad.name}: {bad.parse_error}"
+    if calls:
+        return Ending.TOOL_USE, None
+    if has_visible_output(parts):
+        return Ending.COMPLETE, None
+    return Ending.EMPTY, None
 
 
 def make_turn(

@@ -4,12 +4,19 @@ The SDK client sends the request (auth, base URL, retries with backoff and jitte
 ``retry-after``, timeouts); donegate's wire format renders the body and classifies the raw
 response, so the SDK's typed models are never built and every ending is read by our adapter.
 An error status the SDK gives up on becomes an error turn, never an exception.
+
+Where the wire format can encode a body itself (history encoded once, `models/_encode.py`) and
+the client is an SDK's plain client whose ``post`` takes ``content=``, the body goes as those
+bytes: the same bytes the SDK would have made from the dict, without re-encoding the whole
+conversation every turn. Any other client (Azure, Bedrock, Vertex, a subclass) gets the dict.
 """
 
 from __future__ import annotations
 
 import asyncio
+import functools
 import importlib
+import inspect
 import warnings
 from collections.abc import AsyncIterator
 from dataclasses import replace
@@ -61,6 +68,7 @@ class SDKClientModel:
         self._wire: WireFormat = wire_format(self.api)
         self._is_async = type(client).__name__.startswith("Async")
         self._response_type: type[Any] | None = None
+        self._takes_content = _takes_content(client)
 
     def _raw(self) -> type[Any]:
         """``httpx2.Response``: the ``cast_to`` that makes the SDK hand back the raw response."""
@@ -77,10 +85,16 @@ class SDKClientModel:
         """The wire format that reads this request's response (some depend on the request)."""
         return self._wire
 
-    def _body(self, wire: WireFormat, request: ModelRequest, stream: bool) -> dict[str, Any]:
+    def _payload(self, wire: WireFormat, request: ModelRequest, stream: bool) -> dict[str, Any]:
+        """``body=`` (a dict the SDK encodes) or ``content=`` (bytes encoded by the wire)."""
+        encode = getattr(wire, "encode_request", None) if self._takes_content else None
+        if encode is not None:
+            if request.stream is not stream:
+                request = replace(request, stream=stream)
+            return {"content": encode(request, model=self.model)}
         if request.model != self.model or request.stream is not stream:
             request = replace(request, model=self.model, stream=stream)
-        return wire.render_request(request)
+        return {"body": wire.render_request(request)}
 
     def _http_error(self, wire: WireFormat, exc: Exception) -> Turn:
         status = getattr(exc, "status_code", None)
@@ -106,7 +120,7 @@ class SDKClientModel:
         wire = self._wire_for(request)
         try:
             response = self.client.post(
-                self.path, body=self._body(wire, request, False), cast_to=self._raw()
+                self.path, **self._payload(wire, request, False), cast_to=self._raw()
             )
         except self._sdk.APIError as exc:
             return self._http_error(wire, exc)
@@ -119,7 +133,7 @@ class SDKClientModel:
         wire = self._wire_for(request)
         try:
             response = await self.client.post(
-                self.path, body=self._body(wire, request, False), cast_to=self._raw()
+                self.path, **self._payload(wire, request, False), cast_to=self._raw()
             )
         except self._sdk.APIError as exc:
             return self._http_error(wire, exc)
@@ -134,20 +148,19 @@ class SDKClientModel:
         wire = self._wire_for(request)
         acc = wire.stream()
         decoder = SSEDecoder()
-        body = self._body(wire, request, True)
+        body = self._payload(wire, request, True)
         try:
             if self._is_async:
                 response = await self.client.post(
-                    self.path, body=body, cast_to=httpx2.Response, stream=True, stream_cls=None
+                    self.path, **body, cast_to=httpx2.Response, stream=True, stream_cls=None
                 )
                 async for line in response.aiter_lines():
                     for delta in _feed(decoder, acc, line):
                         yield delta
             else:
                 response = await asyncio.to_thread(
-                    self.client.post,
+                    functools.partial(self.client.post, **body),
                     self.path,
-                    body=body,
                     cast_to=httpx2.Response,
                     stream=True,
                     stream_cls=None,
@@ -163,6 +176,32 @@ class SDKClientModel:
         if event is not None:
             acc.feed(*event)
         yield acc.finish()
+
+
+_PLAIN_CLIENTS = frozenset(
+    {
+        ("openai", "OpenAI"),
+        ("openai", "AsyncOpenAI"),
+        ("anthropic", "Anthropic"),
+        ("anthropic", "AsyncAnthropic"),
+    }
+)
+"""The SDKs' own client classes, which send ``content=`` as it is. Others read the JSON body
+while building the request (Azure OpenAI takes the deployment from its ``model``, Anthropic's
+Bedrock and Vertex clients move ``model`` into the URL), and a subclass may too: they get the
+dict."""
+
+
+def _takes_content(client: Any) -> bool:
+    """True when `client` is one of the SDKs' plain clients and its ``post`` takes ``content=``
+    (releases before it had none: then the dict)."""
+    kind = type(client)
+    if (kind.__module__.partition(".")[0], kind.__name__) not in _PLAIN_CLIENTS:
+        return False
+    try:
+        return "content" in inspect.signature(client.post).parameters
+    except (AttributeError, TypeError, ValueError):
+        return False
 
 
 def _feed(decoder: SSEDecoder, acc: StreamAccumulator, line: str) -> list[str]:

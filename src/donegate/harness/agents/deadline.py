@@ -2,9 +2,11 @@
 
 Every CLI kills a hook that outlives its timeout (Gemini CLI after 60 s by default) and a killed
 hook lets the agent stop, so the hook must answer before that, whatever its checks do. The
-checks run in order on one worker thread; each gets the smaller of its own timeout and the time
-left. The caller waits for the worker until the deadline (plus a short grace for the kill);
-whatever has not finished by then is reported failed and named as such, never a silent pass.
+checks run on a worker thread as the gate runs them (`checks.run_checks`: adjacent ``run:``
+checks together, bounded, any other check alone and in order); each gets the smaller of its own
+timeout and the time left when it starts. The caller waits for the worker until the deadline
+(plus a short grace for the kill); whatever has not finished by then is reported failed and
+named as such, never a silent pass.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
 
-from donegate.harness.checks import CheckResult, run_check
+from donegate.harness.checks import CheckResult, run_check, run_checks
 from donegate.harness.spec import CheckSpec
 
 __all__ = ["GRACE_S", "run_checks_by"]
@@ -41,37 +43,46 @@ def run_checks_by(
     left now).
     """
     budget = max(0.0, deadline - time.monotonic()) if label_s is None else label_s
-    results: list[CheckResult] = []
-    running: list[int] = []
+    finished: list[CheckResult | None] = [None] * len(specs)
+    started: set[int] = set()
+    queued: dict[int, list[int]] = {}  # id(spec) -> its indexes, in order (a spec may repeat)
+    for index, spec in enumerate(specs):
+        queued.setdefault(id(spec), []).append(index)
     lock = threading.Lock()
 
-    def work() -> None:
-        for index, spec in enumerate(specs):
-            left = deadline - time.monotonic()
-            if left <= 0:
-                return
-            own = spec.timeout or check_timeout
-            limit = min(own, left)
-            with lock:
-                running[:] = [index]
-            result = _run_one(spec, workdir, limit)
-            if limit < own and not result.passed and "timed out" in result.detail:
-                result = replace(result, detail=_still_running(budget))
-            with lock:
-                results.append(result)
-                running.clear()
+    def one(spec: CheckSpec) -> CheckResult:
+        with lock:
+            index = queued[id(spec)].pop(0)
+        left = deadline - time.monotonic()
+        if left <= 0:
+            return _failed(spec, _not_run(budget))  # stays unreported: not in `started`
+        own = spec.timeout or check_timeout
+        limit = min(own, left)
+        with lock:
+            started.add(index)
+        result = _run_one(spec, workdir, limit)
+        if limit < own and not result.passed and "timed out" in result.detail:
+            result = replace(result, detail=_still_running(budget))
+        with lock:
+            finished[index] = result
+        return result
 
-    worker = threading.Thread(target=work, name="donegate-hook-checks", daemon=True)
+    worker = threading.Thread(
+        target=run_checks, args=(specs, workdir), kwargs={"runner": one}, daemon=True,
+        name="donegate-hook-checks",
+    )  # fmt: skip
     worker.start()
     worker.join(max(0.0, deadline - time.monotonic()) + GRACE_S)
     with lock:
-        done = list(results)
-        current = list(running)
-    out = list(done)
-    for index in range(len(done), len(specs)):
-        spec = specs[index]
-        detail = _still_running(budget) if index in current else _not_run(budget)
-        out.append(_failed(spec, detail))
+        done = list(finished)
+        running = set(started)
+    out = []
+    for index, spec in enumerate(specs):
+        result = done[index]
+        if result is None:
+            detail = _still_running(budget) if index in running else _not_run(budget)
+            result = _failed(spec, detail)
+        out.append(result)
     return out
 
 

@@ -41,13 +41,33 @@ from donegate.harness.escalation import EscalationReport
 from donegate.harness.spec import TaskSpec
 from donegate.results import TaskOutcome
 
-__all__ = ["EXEC_HOOK_TIMEOUT_S", "ExecResult", "exec_agent", "recognise"]
+__all__ = ["EXEC_HOOK_TIMEOUT_S", "ExecEscalation", "ExecResult", "exec_agent", "recognise"]
 
 EXEC_HOOK_TIMEOUT_S = 600
 """The hook timeout exec writes into the CLI's config for its run."""
 _OUTPUT_TAIL = 256 * 1024
 
 Status = TaskOutcome  # the task statuses a run ends in: the one vocabulary in donegate.results
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class ExecEscalation:
+    """Where the hook's escalation report of this run is, and what it says was left."""
+
+    json: Path
+    """The report (``donegate.escalation`` JSON)."""
+    markdown: Path
+    """The same report for a person."""
+    report: EscalationReport | None = None
+    """The report as read; None when it could not be read (then only the paths are known)."""
+
+    def summary(self) -> dict[str, Any]:
+        """``escalation`` in ``donegate exec --json``: the paths, and what was left if read."""
+        out: dict[str, Any] = {"json": str(self.json), "markdown": str(self.markdown)}
+        if self.report is not None:
+            out["open_items"] = [i.item for i in self.report.left.open_items]
+            out["failed_checks"] = [c.name for c in self.report.left.failed_checks]
+        return out
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -63,8 +83,8 @@ class ExecResult:
     checks: tuple[CheckResult, ...] = ()
     """The checks as they stood when the agent ended."""
     certificate: Path | None = None
-    escalation: dict[str, Any] | None = None
-    """The hook's escalation report (``json``, ``markdown``, what was left), when escalated."""
+    escalation: ExecEscalation | None = None
+    """The hook's escalation report, when escalated."""
     run_dir: Path | None = None
     """This run's record folder (``run.json``, ``events.jsonl``)."""
     problems: tuple[str, ...] = ()
@@ -79,7 +99,7 @@ class ExecResult:
                 {"name": c.name, "passed": c.passed, "detail": c.detail} for c in self.checks
             ],
             "certificate": str(self.certificate) if self.certificate is not None else None,
-            "escalation": self.escalation,
+            "escalation": self.escalation.summary() if self.escalation is not None else None,
             "reason": self.reason,
             "problems": list(self.problems),
             "run": str(self.run_dir) if self.run_dir is not None else None,
@@ -229,15 +249,13 @@ def _decide(
     return ExecResult(status="failed", reason=f"{reason}; {'; '.join(problems)}", **common)
 
 
-def _report(path: Any) -> dict[str, Any] | None:
+def _report(path: Any) -> ExecEscalation | None:
     if not isinstance(path, str):
         return None
-    out: dict[str, Any] = {"json": path, "markdown": str(Path(path).with_suffix(".md"))}
+    report: EscalationReport | None = None
     with contextlib.suppress(OSError, ValueError):
         report = EscalationReport.from_data(json.loads(Path(path).read_text(encoding="utf-8")))
-        out["open_items"] = [i.item for i in report.left.open_items]
-        out["failed_checks"] = [c.name for c in report.left.failed_checks]
-    return out
+    return ExecEscalation(json=Path(path), markdown=Path(path).with_suffix(".md"), report=report)
 
 
 def _version(executable: str, env: dict[str, str]) -> str | None:

@@ -20,7 +20,7 @@ from donegate.models._sse import accumulate, iter_sse
 from donegate.models.base import ModelRequest, WireResponse
 from donegate.models.openai_chat._parse import API, parse_body
 from donegate.models.openai_chat._render import render_response
-from donegate.models.openai_chat._request import parse_request, render_request
+from donegate.models.openai_chat._request import encode_request, parse_request, render_request
 from donegate.models.openai_chat._stream import ChatStream
 
 __all__ = ["API", "WIRE", "ChatStream", "OpenAIChat"]
@@ -50,6 +50,10 @@ class OpenAIChat:
     def render_request(self, request: ModelRequest) -> dict[str, Any]:
         """The JSON body for a canonical request."""
         return render_request(request)
+
+    def encode_request(self, request: ModelRequest, *, model: str | None = None) -> bytes:
+        """`render_request`'s body as the bytes an SDK sends (history encoded once)."""
+        return encode_request(request, model=model)
 
     def parse_request(self, body: Mapping[str, Any]) -> ModelRequest:
         """The canonical request a body describes; unknown roles are ignored, unknown fields

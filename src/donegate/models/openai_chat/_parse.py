@@ -161,7 +161,8 @@ def parse_body(body: Any) -> Turn:
         parts.append(RefusalPart(text=refusal))
     calls = message.get("tool_calls")
     if isinstance(calls, list):
-        parts.extend(tool_call(c, i, "choices[0].message.tool_calls") for i, c in enumerate(calls))
+        for i, c in enumerate(calls):
+            parts.append(tool_call(c, i, "choices[0].message.tool_calls"))
     elif calls is not None:
         raise WireFormatError(API, "expected a list", path="choices[0].message.tool_calls")
     legacy = message.get("function_call")

@@ -8,6 +8,7 @@ from typing import Any
 from donegate.errors import WireFormatError
 from donegate.messages import Message, Part, TextPart, ToolCall, ToolResult
 from donegate.models._cache import HistoryCache, LastRendered
+from donegate.models._encode import encode_body
 from donegate.models.base import ModelRequest, ModelSettings, ToolSpec
 from donegate.models.openai_chat._parse import API, function_call, text_of, tool_call
 
@@ -19,9 +20,25 @@ def render_request(request: ModelRequest) -> dict[str, Any]:
     only the messages added since the last request are rendered (`HistoryCache`); the message
     and tool objects in the body are shared with later requests, the lists are the caller's.
     """
-    body: dict[str, Any] = {"model": request.model, "messages": _HISTORY.render(request.messages)}
-    if request.tools:
-        body["tools"] = _TOOLS.render(request.tools)
+    tools = _TOOLS.render(request.tools) if request.tools else None
+    return _body(request, request.model, _HISTORY.render(request.messages), tools)
+
+
+def encode_request(request: ModelRequest, *, model: str | None = None) -> bytes:
+    """The body `render_request` makes, as the bytes an SDK would send (`model` overrides).
+
+    The history's and the tools' JSON text is kept between requests, so a long conversation's
+    request encodes only its new messages.
+    """
+    tools = _TOOLS.encode(request.tools) if request.tools else None
+    messages = _HISTORY.encode(request.messages)
+    return encode_body(_body(request, model or request.model, messages, tools))
+
+
+def _body(request: ModelRequest, model: str, messages: Any, tools: Any) -> dict[str, Any]:
+    body: dict[str, Any] = {"model": model, "messages": messages}
+    if tools is not None:
+        body["tools"] = tools
     s = request.settings
     if s.max_tokens is not None:
         body["max_completion_tokens"] = s.max_tokens
