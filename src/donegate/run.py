@@ -10,6 +10,7 @@ import asyncio
 import time
 from collections.abc import AsyncIterator, Callable, Generator, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import replace
 from typing import Any, TypedDict, Unpack, assert_never
 
 from donegate.actions import Action, CallModel, Gate, Judge, RunTools
@@ -120,6 +121,14 @@ def _timed(
     )
 
 
+def _for(call: ToolCall, recorded: ToolResult) -> ToolResult:
+    """A recorded result answering `call`: under `call`'s id, which a resumed run's model may
+    have given anew (a provider refuses a result whose id answers no call)."""
+    if recorded.call_id == call.id and recorded.name == call.name:
+        return recorded
+    return replace(recorded, call_id=call.id, name=call.name)
+
+
 def _clock() -> tuple[float, float]:
     return time.time(), time.perf_counter()
 
@@ -137,8 +146,9 @@ def _execute_sync(planned: Planned, ledger: EffectLedger | None, step: int) -> T
         recorded = ledger.lookup(key, call) or begin_effect(ledger, tool, key, call)
         if recorded is not None:
             return ToolCallRecord(
-                step=step, call=call, result=recorded, executed=False, idempotency_key=key
-            )
+                step=step, call=call, result=_for(call, recorded), executed=False,
+                idempotency_key=key,
+            )  # fmt: skip
     started = _clock()  # the tool's own run is timed, not the ledger's bookkeeping around it
     result = tool.run_sync(call, key)
     record = _timed(step, call, key, result, started)
@@ -159,8 +169,9 @@ async def _execute_async(
         recorded = ledger.lookup(key, call) or begin_effect(ledger, tool, key, call)
         if recorded is not None:
             return ToolCallRecord(
-                step=step, call=call, result=recorded, executed=False, idempotency_key=key
-            )
+                step=step, call=call, result=_for(call, recorded), executed=False,
+                idempotency_key=key,
+            )  # fmt: skip
     started = _clock()
     result = await tool.run_async(call, key)
     record = _timed(step, call, key, result, started)

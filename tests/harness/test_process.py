@@ -1,14 +1,18 @@
-"""`_process.run`: bounded capture, stdin and the result pipe, real child processes."""
+"""`_process.run`: bounded capture, stdin and the result pipe, who is found and killed; real
+child processes."""
 
 from __future__ import annotations
 
 import hashlib
 import sys
+import time
+from collections.abc import Sequence
 from pathlib import Path
 
+import psutil
 import pytest
 
-from donegate.harness import _process
+from donegate.harness import _process, _proctree
 
 PY = sys.executable
 
@@ -69,3 +73,86 @@ def test_the_signing_key_is_not_passed_to_programs_the_harness_runs(
         timeout=10,
     )
     assert b"key=none other=kept" in done.output.head
+
+
+# -- who is found, and how: the tree walk, the pid span, the sweep of the whole machine ---------
+
+TREE = """
+import os, sys, time
+def level(n):
+    if n == 0:
+        return
+    if os.fork() == 0:
+        os.setsid()  # out of the program's process group: killing the group misses it
+        os.dup2(os.open(os.devnull, os.O_WRONLY), 1)  # and off the output pipe
+        os.dup2(1, 2)
+        open(f"level{n}.pid", "w").write(str(os.getpid()))
+        level(n - 1)
+        time.sleep(60)
+        os._exit(0)
+level(3)
+time.sleep(60)
+"""
+
+
+def dead(pid: int) -> bool:
+    """Whether `pid` is dead (a zombie counts), allowing its reaper a moment."""
+    deadline = time.monotonic() + 5
+    while time.monotonic() < deadline:
+        try:
+            if psutil.Process(pid).status() == psutil.STATUS_ZOMBIE:
+                return True
+        except psutil.NoSuchProcess:
+            return True
+        time.sleep(0.02)
+    return False
+
+
+def level_pids(root: Path) -> list[int]:
+    return [int((root / f"level{n}.pid").read_text()) for n in (1, 2, 3)]
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="sessions and /proc")
+@pytest.mark.parametrize("walk", [True, False], ids=["proc-children", "psutil-fallback"])
+def test_a_three_level_tree_is_found_by_the_walk_and_killed_at_the_timeout(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, walk: bool
+) -> None:
+    if walk and not _proctree.WALK:
+        pytest.skip("a kernel without CONFIG_PROC_CHILDREN")
+    monkeypatch.setattr(_proctree, "WALK", walk)
+    monkeypatch.setattr(_process, "carrying", lambda *_: [])  # no token sweep: the walk alone
+    monkeypatch.setattr(_process, "holding", lambda *_: [])
+    done = _process.run([PY, "-c", TREE], cwd=tmp_path, timeout=3)
+    assert done.timed_out
+    assert done.killed == 3
+    assert all(dead(pid) for pid in level_pids(tmp_path))
+
+
+ESCAPE = "setsid sleep 30 >/dev/null 2>&1 & echo $! > daemon.pid"
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="sessions and /proc")
+@pytest.mark.parametrize("counter", [True, False], ids=["pid-span", "whole-machine"])
+def test_an_escapee_the_walk_never_saw_is_found_by_its_token(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, counter: bool
+) -> None:
+    sweeps: list[Sequence[int] | None] = []
+
+    def carrying(mark: str, among: Sequence[int] | None, until: float) -> list[psutil.Process]:
+        sweeps.append(among)
+        return _proctree.carrying(mark, among, until)
+
+    monkeypatch.setattr(_process, "descendants", lambda _: [])  # it left before any look
+    monkeypatch.setattr(_process, "carrying", carrying)
+    monkeypatch.setattr(_proctree, "_PID_RATE", 1)  # the span holds however slow the machine
+    if not counter:
+        monkeypatch.setattr(_proctree, "_LAST_PID", str(tmp_path / "absent"))
+    done = _process.run(["sh", "-c", ESCAPE], cwd=tmp_path, timeout=10)
+    pid = int((tmp_path / "daemon.pid").read_text())
+    assert (done.returncode, done.killed) == (0, 1)
+    assert dead(pid)
+    first = sweeps[0]
+    if counter:
+        assert first is not None and pid in first  # looked for among the new pids only
+    else:
+        assert first is None  # every process on the machine was read

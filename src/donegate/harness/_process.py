@@ -8,15 +8,18 @@ for it. `run` therefore
 1. starts the program in its own session (``start_new_session``), with a random token in its
    environment that its descendants inherit;
 2. reads the output itself (non-blocking, bounded: the head, the tail, the size and a SHA-256 of
-   everything) while noting the program's descendants as they appear (psutil);
+   everything) while noting the program's descendants as they appear (`_proctree.descendants`:
+   a walk down the tree whose cost follows the tree, not the machine);
 3. stops at the deadline, or shortly after the program exits even if something still holds the
    output open; then kills the process group, every descendant it noted, every process carrying
-   its token and (Linux) every process still holding its output pipe, and closes the pipes.
+   its token (looked for among the pids allocated since the program started, when that span is
+   known: `_proctree.PidSpan`) and (Linux) every process still holding its output pipe, and
+   closes the pipes.
 
 So a call returns within ``timeout`` plus about half a second, and nothing it started is left
 running, with one gap: a process that clears its environment, detaches before it is seen and
-closes the output escapes (catching it would take a cgroup or a subreaper). Killing is
-``SIGKILL``: a check or command that timed out gets no chance to clean up.
+closes the output escapes (catching it would take a cgroup or a subreaper, see `_proctree`).
+Killing is ``SIGKILL``: a check or command that timed out gets no chance to clean up.
 """
 
 from __future__ import annotations
@@ -36,6 +39,7 @@ from pathlib import Path
 import psutil
 
 from donegate.config import PROCESS_TOKEN_ENV, SIGNING_KEY_ENV
+from donegate.harness._proctree import PidSpan, carrying, descendants, holding
 
 __all__ = ["RESULT_LIMIT", "Finished", "Output", "run"]
 
@@ -46,6 +50,7 @@ _TOKEN = PROCESS_TOKEN_ENV
 _GRACE_S = 0.4  # after the program exits, how long its leftovers may keep the output open
 _TICK_S = 0.05  # the longest the loop sleeps between looks at the program
 _REAP_S = 0.5  # the time cleanup may take after the loop stops
+_EXITED = "exited"  # the selector's mark for the pidfd that turns readable when the program ends
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -128,6 +133,7 @@ def run(
     head and the tail kept of the output. `OSError` when the program cannot be started.
     """
     token = secrets.token_hex(16)
+    since = time.monotonic()  # before the fork: the pid span's first gap starts here
     args = list(argv)
     result_fds: tuple[int, int] | None = os.pipe() if result_pipe else None
     if result_fds is not None:
@@ -150,26 +156,29 @@ def run(
     finally:
         if result_fds is not None:
             os.close(result_fds[1])  # the child holds its own copy
-    return _Supervisor(proc, token, result_fds[0] if result_fds else None, keep).wait(
-        timeout, stdin
-    )
+    supervisor = _Supervisor(proc, token, result_fds[0] if result_fds else None, keep, since)
+    return supervisor.wait(timeout, stdin)
 
 
 class _Supervisor:
     """One running program: its pipes, the descendants seen so far, and the cleanup."""
 
-    def __init__(self, proc: subprocess.Popen[bytes], token: str, result_fd: int | None, keep: int):
+    def __init__(
+        self,
+        proc: subprocess.Popen[bytes],
+        token: str,
+        result_fd: int | None,
+        keep: int,
+        since: float,
+    ):
         self.proc = proc
         self.token = token
+        self.span = PidSpan(proc.pid, since)
         self.output = _Capture(keep)
         self.result = _Capture(RESULT_LIMIT)
         self.selector = selectors.DefaultSelector()
         self.pending = memoryview(b"")
         self.seen: dict[int, psutil.Process] = {}
-        try:
-            self.me: psutil.Process | None = psutil.Process(proc.pid)
-        except psutil.Error:  # it is gone already
-            self.me = None
         assert proc.stdout is not None
         self.out_fd = proc.stdout.fileno()
         self.out_inode = os.fstat(self.out_fd).st_ino
@@ -178,6 +187,9 @@ class _Supervisor:
         self._watch(self.out_fd, selectors.EVENT_READ, self.output)
         if result_fd is not None:
             self._watch(result_fd, selectors.EVENT_READ, self.result)
+        self.exit_fd = _pidfd(proc.pid)
+        if self.exit_fd >= 0:  # wake at the exit, not at the next tick, once the output closed
+            self.selector.register(self.exit_fd, selectors.EVENT_READ, _EXITED)
 
     def _watch(self, fd: int, events: int, sink: _Capture | None) -> None:
         os.set_blocking(fd, False)
@@ -219,7 +231,7 @@ class _Supervisor:
         )
 
     def _reading(self) -> bool:
-        return any(key.data is not None for key in self.selector.get_map().values())
+        return any(isinstance(key.data, _Capture) for key in self.selector.get_map().values())
 
     def _pump(self, wait: float) -> None:
         """Move data between the pipes for at most `wait` seconds."""
@@ -228,6 +240,9 @@ class _Supervisor:
             return
         for key, _ in self.selector.select(wait):
             fd = key.fd
+            if key.data is _EXITED:  # readable from now on: the loop polls the program next
+                self.selector.unregister(fd)
+                continue
             if key.data is None:  # the program's stdin
                 try:
                     self.pending = self.pending[os.write(fd, self.pending[:65536]) :]
@@ -257,11 +272,13 @@ class _Supervisor:
 
     def _look(self) -> None:
         """Note the program's descendants now, before a setsid or a double fork hides them."""
-        if self.me is None:
+        if self.proc.returncode is not None:  # reaped: its pid may name someone else's process
             return
-        with contextlib.suppress(psutil.Error):
-            for child in self.me.children(recursive=True):
-                self.seen.setdefault(child.pid, child)
+        self.span.note()
+        for pid in descendants(self.proc.pid):
+            if pid not in self.seen:
+                with contextlib.suppress(psutil.Error):
+                    self.seen[pid] = psutil.Process(pid)
 
     def _reap(self) -> int:
         """Kill the program's group and whatever it left; the number of leftovers killed."""
@@ -273,7 +290,7 @@ class _Supervisor:
         killed: set[int] = set()
         for _ in range(3):  # a leftover may fork while it is being killed
             victims = [p for p in self.seen.values() if p.pid not in killed]
-            victims += [p for p in _carrying(self.token, budget) if p.pid not in killed]
+            victims += [p for p in self._carrying(budget) if p.pid not in killed]
             victims = [p for p in victims if p.pid != self.proc.pid]
             if not victims:
                 break
@@ -287,12 +304,16 @@ class _Supervisor:
             self.proc.wait(timeout=max(0.05, min(0.2, budget - time.monotonic())))
         self._drain(min(budget, time.monotonic() + 0.1))  # the dead close their ends at once
         if self._reading():  # still open: a holder that scrubbed its environment
-            for p in _holding(self.out_inode, budget):
+            for p in holding(self.out_inode, budget):
                 with contextlib.suppress(psutil.Error):
                     p.kill()
                     killed.add(p.pid)
             self._drain(max(budget, time.monotonic()) + 0.1)
         return len(killed)
+
+    def _carrying(self, until: float) -> list[psutil.Process]:
+        """The processes carrying the token, among the pids allocated since the program began."""
+        return carrying(f"{_TOKEN}={self.token}", self.span.pids(self.seen.keys()), until)
 
     def _drain(self, until: float) -> None:
         """Read what the dead left in the pipes, until EOF or `until`."""
@@ -304,8 +325,9 @@ class _Supervisor:
 
     def _close(self) -> None:
         self.selector.close()
-        if self.result_fd is not None:
-            os.close(self.result_fd)
+        for fd in (self.result_fd, self.exit_fd):
+            if fd is not None and fd >= 0:
+                os.close(fd)
         for stream in (self.proc.stdin, self.proc.stdout):
             if stream is not None:
                 with contextlib.suppress(OSError):
@@ -315,60 +337,12 @@ class _Supervisor:
                 self.proc.kill()
 
 
-def _pids() -> list[int]:
-    return [int(name) for name in os.listdir("/proc") if name.isdigit()]
-
-
-def _carrying(token: str, until: float) -> list[psutil.Process]:
-    """Live processes whose environment holds `token` (the program's descendants).
-
-    Linux reads ``/proc/PID/environ`` raw (a machine may run thousands of processes); other
-    systems ask psutil. The sweep stops at `until`, so cleanup stays within its budget.
-    """
-    own = os.getpid()
-    found = []
-    if not Path("/proc/self/environ").exists():  # pragma: no cover - not Linux
-        for p in psutil.process_iter():
-            with contextlib.suppress(psutil.Error, OSError):
-                if p.pid != own and p.environ().get(_TOKEN) == token:
-                    found.append(p)
-        return found
-    mark = f"{_TOKEN}={token}".encode()
-    for pid in _pids():
-        if time.monotonic() >= until:
-            break
-        if pid == own:
-            continue
-        with contextlib.suppress(OSError, psutil.Error), open(f"/proc/{pid}/environ", "rb") as env:
-            if mark in env.read().split(b"\0"):
-                found.append(psutil.Process(pid))
-    return found
-
-
-def _holding(inode: int, until: float) -> list[psutil.Process]:
-    """Live processes (Linux) holding the pipe with `inode` open, looked for until `until`."""
-    if not Path("/proc/self/fd").is_dir():  # pragma: no cover - not Linux
-        return []
-    target = f"pipe:[{inode}]"
-    own = os.getpid()
-    found = []
-    for pid in _pids():
-        if time.monotonic() >= until:
-            break
-        if pid == own:
-            continue
-        with contextlib.suppress(OSError, psutil.Error):
-            fds = os.listdir(f"/proc/{pid}/fd")
-            if any(_link(f"/proc/{pid}/fd/{fd}") == target for fd in fds):
-                found.append(psutil.Process(pid))
-    return found
-
-
-def _link(path: str) -> str:
+def _pidfd(pid: int) -> int:
+    """A descriptor that turns readable when `pid` (not yet reaped) exits, or -1 (Linux 5.3+)."""
     try:
-        return os.readlink(path)
-    except OSError:  # closed while we looked
-        return ""
+        return os.pidfd_open(pid)
+    except (AttributeError, OSError):  # not Linux, or an older kernel
+        return -1
 
 
 def _child_env() -> dict[str, str]:

@@ -24,8 +24,8 @@ __all__ = [
 
 
 def int_or_zero(value: Any) -> int:
-    """An int field, or 0 when absent or not an int."""
-    return value if isinstance(value, int) and not isinstance(value, bool) else 0
+    """An int field, or 0 when absent or not an int (a bool is not one: JSON gives exact ints)."""
+    return value if type(value) is int else 0
 
 
 def new_id(prefix: str, length: int = 24) -> str:
