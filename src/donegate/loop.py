@@ -154,6 +154,8 @@ class RunState:
     records: list[ToolCallRecord] = field(default_factory=list)
     retries: Retries = field(default_factory=Retries)
     fell_back: bool = False
+    listening: bool = True
+    """False when the sink is a `NullSink`: events nobody reads are not built."""
 
     @property
     def at_step_limit(self) -> bool:
@@ -163,12 +165,14 @@ class RunState:
     def append(self, *messages: Message) -> None:
         """Grow the transcript and say so (persistence hangs off this event)."""
         self.transcript.extend(messages)
-        self.config.sink(TurnAppended(step=self.calls, messages=messages))
+        if self.listening:
+            self.config.sink(TurnAppended(step=self.calls, messages=messages))
 
     def record(self, record: ToolCallRecord) -> None:
         """Keep an answered call and say so."""
         self.records.append(record)
-        self.config.sink(ToolCalled(record=record))  # as measured where the tool ran
+        if self.listening:
+            self.config.sink(ToolCalled(record=record))  # as measured where the tool ran
 
     def unanswered(self, batch: Sequence[ToolCall], why: str) -> list[ToolResult]:
         """Answer `batch` with errors without running it; each answer is recorded."""
@@ -232,6 +236,7 @@ def agent_loop(config: LoopConfig, transcript: list[Message]) -> Generator[Actio
         model=config.model,
         settings=config.settings,
         tool_specs=tool_specs,
+        listening=not isinstance(config.sink, NullSink),
     )
     while True:
         stop = _guard(state)
@@ -276,12 +281,13 @@ def _call_model(state: RunState) -> Generator[Action, Any, Turn]:
     turn: Turn = yield CallModel(model=model, request=request, step=state.calls)
     state.turns.append(turn)
     state.usage = state.usage + turn.usage
-    sink = state.config.sink
-    duration = time.perf_counter() - started
-    sink(ModelCalled(step=state.calls, model=model.name, turn=turn, duration_s=duration))
-    for part in turn.thinking:
-        if part.progress and part.text:
-            sink(Progress(step=state.calls, text=part.text))
+    if state.listening:
+        sink = state.config.sink
+        duration = time.perf_counter() - started
+        sink(ModelCalled(step=state.calls, model=model.name, turn=turn, duration_s=duration))
+        for part in turn.thinking:
+            if part.progress and part.text:
+                sink(Progress(step=state.calls, text=part.text))
     return turn
 
 

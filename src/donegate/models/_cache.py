@@ -7,8 +7,8 @@ messages and, when the next request's messages begin with the very same message 
 (identity, not equality: ``1 == True`` yet they render differently), renders only the ones
 added since. It serves adapters whose messages render independently of one another.
 
-Each entry also keeps the JSON text of its rendered messages, made when first asked for
-(`HistoryCache.encode`), so the body an SDK sends as bytes is encoded once per message too.
+The JSON text of the rendered messages is kept the same way (`HistoryCache.encode`), so the
+body an SDK sends as bytes is encoded once per message too.
 
 What it holds is bounded: the last `size` transcripts, keyed by their first message, so
 concurrent runs through one adapter each keep theirs. A transcript that no longer matches (edited
@@ -35,13 +35,12 @@ T = TypeVar("T")
 class HistoryCache:
     """The wire forms of recent transcripts, one adapter's, extended as each transcript grows."""
 
-    __slots__ = ("_entries", "_lock", "_render", "_size")
+    __slots__ = ("_encoded", "_render", "_rendered")
 
     def __init__(self, render: Callable[[Message], Sequence[Any]], *, size: int = 8) -> None:
         self._render = render
-        self._size = size
-        self._entries: dict[int, tuple[tuple[Message, ...], list[Any], list[bytes]]] = {}
-        self._lock = threading.Lock()
+        self._rendered = _Prefixes(render, size)
+        self._encoded = _Prefixes(self._encode_one, size)
 
     def render(self, messages: Sequence[Message]) -> list[Any]:
         """The wire messages of `messages`, in order: a fresh list the caller may keep.
@@ -50,47 +49,54 @@ class HistoryCache:
         """
         if not messages:
             return []
-        rendered, _ = self._grow(messages, encode=False)
-        return rendered.copy()
+        return self._rendered.get(messages).copy()
 
     def encode(self, messages: Sequence[Message]) -> Encoded:
-        """The JSON array of the wire messages of `messages`, each message encoded once."""
+        """The JSON array of the wire messages of `messages`, each message encoded once.
+
+        Only the JSON text is kept for it (not the rendered dicts as well): a run sent as bytes
+        holds, and later frees, one form of its history.
+        """
         if not messages:
             return Encoded(b"[]")
-        _, encoded = self._grow(messages, encode=True)
-        return Encoded(b"".join((b"[", b",".join(encoded), b"]")))
+        return Encoded(b"".join((b"[", b",".join(self._encoded.get(messages)), b"]")))
 
-    def _grow(self, messages: Sequence[Message], *, encode: bool) -> tuple[list[Any], list[bytes]]:
-        """The entry for `messages`, extended by what is new (and, with `encode`, encoded)."""
+    def _encode_one(self, message: Message) -> list[bytes]:
+        return [dumps(item) for item in self._render(message)]
+
+
+class _Prefixes:
+    """Per transcript, what `each` makes of its messages, extended as the transcript grows."""
+
+    __slots__ = ("_each", "_entries", "_lock", "_size")
+
+    def __init__(self, each: Callable[[Message], Sequence[Any]], size: int) -> None:
+        self._each = each
+        self._size = size
+        self._entries: dict[int, tuple[tuple[Message, ...], list[Any]]] = {}
+        self._lock = threading.Lock()
+
+    def get(self, messages: Sequence[Message]) -> list[Any]:
+        """The kept list for `messages` (shared: never change it), made or extended first."""
         key = id(messages[0])
         entry = self._entries.get(key)
+        start, kept = 0, []
         if entry is not None:
-            seen, rendered, encoded = entry
-            if len(seen) > len(messages) or not all(map(operator.is_, seen, messages)):
-                seen, rendered, encoded = (), [], []
-        else:
-            seen, rendered, encoded = (), [], []
-        grown = entry is None or len(seen) < len(messages)
-        if grown:
-            rendered = rendered.copy()  # a kept list is never changed in place
-            render = self._render
-            for message in messages[len(seen) :]:
-                rendered.extend(render(message))
-        if encode and len(encoded) < len(rendered):
-            encoded = [*encoded, *map(dumps, rendered[len(encoded) :])]
-            grown = True
-        if grown:
-            self._keep(key, tuple(messages), rendered, encoded)
-        return rendered, encoded
-
-    def _keep(
-        self, key: int, messages: tuple[Message, ...], rendered: list[Any], encoded: list[bytes]
-    ) -> None:
+            seen, made = entry
+            if len(seen) <= len(messages) and all(map(operator.is_, seen, messages)):
+                if len(seen) == len(messages):
+                    return made
+                start, kept = len(seen), made
+        out = kept.copy()  # a kept list is never changed in place
+        each = self._each
+        for message in messages[start:]:
+            out.extend(each(message))
         with self._lock:
             self._entries.pop(key, None)
-            self._entries[key] = (messages, rendered, encoded)
+            self._entries[key] = (tuple(messages), out)
             while len(self._entries) > self._size:
                 del self._entries[next(iter(self._entries))]
+        return out
 
 
 class LastRendered(Generic[T]):
