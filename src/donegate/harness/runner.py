@@ -179,6 +179,10 @@ class TaskOptions(TypedDict, total=False):
     """The file `spec` came from; protected when it sits inside the workdir."""
     on_check: CheckWatcher | None
     """Entered around each check while it runs (live progress)."""
+    baseline: Callable[[Manifest], Manifest] | None
+    """Given the protected-file manifest taken now, the one to judge the run against: the
+    worker's returns the one its task's first run took, so a resumed run does not take it again
+    from a workdir the agent may have changed. Default: the one taken now."""
 
 
 def run_task(spec: TaskSpec, **options: Unpack[TaskOptions]) -> TaskResult:
@@ -228,6 +232,9 @@ def _prepare(spec: TaskSpec, options: TaskOptions, caller: str) -> _Prepared:
     out = Path(output_dir) if output_dir else data_dir()
     patterns, pinned = task_patterns(spec, root, task_file=options.get("task_file"))
     protected = take_manifest(root, patterns, pinned=pinned)
+    baseline = options.get("baseline")
+    if baseline is not None and not protected.empty:
+        protected = baseline(protected)
     worker = _resolve(model if model is not None else spec.model, "model", spec.id)
     judge = options.get("verifier_model")
     judge = judge if judge is not None else spec.verifier

@@ -122,6 +122,16 @@ checklists = sa.Table(
     sa.Column("updated_at", sa.Float, nullable=False),
 )
 
+baselines = sa.Table(
+    "baselines",
+    metadata,
+    sa.Column("task_id", sa.String(200), primary_key=True),
+    sa.Column("manifest", sa.Text, nullable=False),
+    sa.Column("taken_at", sa.Float, nullable=False),
+)
+"""Each task's protected-file manifest as its first run took it (r0007_baselines): every later
+run of the task, a resumed one included, judges its protected files against it."""
+
 effects = sa.Table(
     "effects",
     metadata,

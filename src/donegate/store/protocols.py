@@ -142,6 +142,10 @@ class Journal(Protocol):
         """A run's messages, in order."""
         ...
 
+    def baseline(self, lease: base.Lease, manifest: Mapping[str, Any]) -> dict[str, Any]:
+        """The protected-file manifest the task's first run took (`manifest`, if this is it)."""
+        ...
+
     def runs(self, task_id: str) -> list[base.RunRecord]:
         """A task's runs, oldest first."""
         ...

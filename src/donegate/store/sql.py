@@ -22,6 +22,7 @@ from sqlalchemy.engine import Connection
 
 from donegate.codec import loads
 from donegate.errors import UserError
+from donegate.store._baselines import BaselineMixin
 from donegate.store._browse import BrowseMixin
 from donegate.store._db import Database, patient, resolve_url
 from donegate.store._effects import LedgerMixin
@@ -88,7 +89,9 @@ def _canonical(spec: Mapping[str, Any]) -> str:
     return json.dumps(spec, sort_keys=True, separators=(",", ":"), default=str)
 
 
-class SqlStore(LeaseMixin, JournalMixin, LedgerMixin, ReviewMixin, BrowseMixin, OutboxMixin):
+class SqlStore(
+    LeaseMixin, JournalMixin, BaselineMixin, LedgerMixin, ReviewMixin, BrowseMixin, OutboxMixin
+):
     """A `TaskStore` on SQLAlchemy Core; build it with `open_store`."""
 
     def __init__(self, database: Database, *, clock: Callable[[], float] = time.time) -> None:
