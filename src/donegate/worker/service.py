@@ -46,7 +46,6 @@ from typing import TYPE_CHECKING, Any, cast
 from donegate.errors import EffectDivergence, EffectOutcomeUnknown, UserError
 from donegate.events import EventSink, fan_out
 from donegate.harness.gate import GateRound
-from donegate.harness.protect import Manifest
 from donegate.harness.runner import run_task, side_effect_tools
 from donegate.harness.spec import TaskSpec
 from donegate.models.base import Model
@@ -65,7 +64,7 @@ from donegate.store import (
 )
 from donegate.worker.journal import Halted, JournaledModel, JournalSink
 from donegate.worker.outbox import Courier, Delivery, compose
-from donegate.worker.tasks import failed, outcome_of, outcome_unknown, spec_for
+from donegate.worker.tasks import baseline_for, failed, outcome_of, outcome_unknown, spec_for
 
 if TYPE_CHECKING:
     from donegate.store._outbox import OutboxStore
@@ -374,7 +373,7 @@ class Worker:
                     events=fan_out(journal, extra),
                     output_dir=self.output_dir,
                     on_round=functools.partial(_log_round, lease.task_id),
-                    baseline=functools.partial(_baseline, self.store, lease),
+                    baseline=functools.partial(baseline_for, self.store, lease),
                 )
             finally:
                 close = getattr(extra, "close", None)
@@ -428,17 +427,6 @@ def _fault(exc: BaseException) -> Exception | None:
             return DiskFull(f"disk full: {where}{current.strerror or current}")
         current = current.__cause__ or current.__context__
     return None
-
-
-def _baseline(store: WorkerStore, lease: Lease, taken: Manifest) -> Manifest:
-    """The manifest the task's first run took (`taken`, when this is that run): kept in the
-    store, so a resumed run judges against the workdir as it was before the agent ran."""
-    try:
-        return Manifest.from_data(store.baseline(lease, taken.as_data()), taken.root)
-    except ValueError as exc:  # fail closed: the task fails, named, rather than judged afresh
-        raise UserError(
-            f"task {lease.task_id}: its stored protected-file baseline: {exc}"
-        ) from None
 
 
 def _log_round(task_id: str, round_: GateRound) -> None:

@@ -9,12 +9,14 @@ from typing import Any
 
 from donegate.errors import EffectOutcomeUnknown, UserError
 from donegate.harness.escalation import OutcomeUnknown, build_report, render_markdown
+from donegate.harness.protect import Manifest
 from donegate.harness.runner import TaskResult
 from donegate.harness.spec import TaskSpec, TaskSpecError, load_task, validate_task
-from donegate.store import TASK_ID, Lease, Outcome, TaskQueue, TaskRecord
+from donegate.store import TASK_ID, Journal, Lease, Outcome, TaskQueue, TaskRecord
 
 __all__ = [
     "INSTRUCTIONS_HEADER",
+    "baseline_for",
     "failed",
     "outcome_of",
     "outcome_unknown",
@@ -214,3 +216,14 @@ def outcome_unknown(
         report=report,
         report_md=report_md,
     )
+
+
+def baseline_for(store: Journal, lease: Lease, taken: Manifest) -> Manifest:
+    """The manifest the task's first run took (`taken`, when this is that run): kept in the
+    store, so a resumed run judges against the workdir as it was before the agent ran."""
+    try:
+        return Manifest.from_data(store.baseline(lease, taken.as_data()), taken.root)
+    except ValueError as exc:  # fail closed: the task fails, named, rather than judged afresh
+        raise UserError(
+            f"task {lease.task_id}: its stored protected-file baseline: {exc}"
+        ) from None
