@@ -219,3 +219,33 @@ def test_bad_input_is_a_user_error(tmp_path: Path, content: str | None) -> None:
         path.write_text(content)
     with pytest.raises(UserError):
         verify_certificate(path)
+
+
+def test_a_full_disk_leaves_no_half_certificate_and_names_the_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import errno
+    import os
+
+    from donegate.harness import certificate as module
+
+    result = finished(tmp_path)
+    assert result.certificate is not None
+    cert = module.Certificate.model_validate_json(result.certificate.read_bytes())
+    real_write, calls = os.write, []
+
+    def fills_up(
+        fd: int, data: Any
+    ) -> int:  # the first write takes 10 bytes, then the disk is full
+        calls.append(fd)
+        if len(calls) > 1:
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+        return real_write(fd, bytes(data[:10]))
+
+    monkeypatch.setattr(module.os, "write", fills_up)
+    target = tmp_path / "full"
+    with pytest.raises(OSError) as caught:
+        module.write_certificate(cert, target)
+    assert caught.value.errno == errno.ENOSPC and len(calls) == 2
+    assert caught.value.filename is not None and caught.value.filename.startswith(str(target))
+    assert list(target.iterdir()) == []  # the half-written file is gone

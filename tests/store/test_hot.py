@@ -7,6 +7,7 @@ SQLAlchemy's error, so that `Database` translates it and a later write starts af
 
 from __future__ import annotations
 
+import os
 import sqlite3
 from pathlib import Path
 
@@ -17,6 +18,7 @@ from donegate.errors import StoreUnavailable
 from donegate.store._hot import HotWrite
 from donegate.store._schema import events, tasks
 from donegate.store.sql import SqlStore, open_store
+from tests.store.conftest import PG_ENV, PG_SKIP, pg_schema_url
 
 _B = sa.bindparam
 _TOUCH = HotWrite(
@@ -110,26 +112,30 @@ def test_a_hot_insert_returns_the_new_rows_key(store: SqlStore) -> None:
         assert [tuple(r) for r in rows] == [(first, "a"), (second, "b")]
 
 
-def test_a_hot_write_on_a_lost_postgresql_connection_is_retried_elsewhere(
-    store: SqlStore, store_url: str
-) -> None:
-    if store.dialect != "postgresql":
-        pytest.skip("a lost connection is PostgreSQL's (SQLite has none to lose)")
-    store.submit("a", _spec("a"), type="t")
-    killer = sa.create_engine(store_url)
-    seen: list[bool] = []
-    try:
-        with pytest.raises(StoreUnavailable, match="does not answer"), store._db.write() as conn:
-            pid = conn.exec_driver_sql("SELECT pg_backend_pid()").scalar()
-            with killer.connect() as other:
-                other.execute(sa.text("SELECT pg_terminate_backend(:p)"), {"p": pid})
-            try:
-                _TOUCH(conn, {"b_task": "a", "b_now": 7.0})
-            except sa.exc.DBAPIError as e:
-                seen += [e.connection_invalidated, conn.invalidated]
-                raise
-        assert seen == [True, True]  # dropped, as SQLAlchemy drops a lost connection
-        with store._db.write() as conn:  # the next write gets a live one
-            assert _TOUCH(conn, {"b_task": "a", "b_now": 8.0}) == 1
-    finally:
-        killer.dispose()
+@pytest.mark.skipif(not os.environ.get(PG_ENV), reason=PG_SKIP)
+def test_a_hot_write_on_a_lost_postgresql_connection_is_retried_elsewhere() -> None:
+    # PostgreSQL's alone: SQLite has no connection to lose
+    for store_url in pg_schema_url(os.environ[PG_ENV]):
+        store = open_store(store_url)
+        store.submit("a", _spec("a"), type="t")
+        killer = sa.create_engine(store_url)
+        seen: list[bool] = []
+        try:
+            with (
+                pytest.raises(StoreUnavailable, match="does not answer"),
+                store._db.write() as conn,
+            ):
+                pid = conn.exec_driver_sql("SELECT pg_backend_pid()").scalar()
+                with killer.connect() as other:
+                    other.execute(sa.text("SELECT pg_terminate_backend(:p)"), {"p": pid})
+                try:
+                    _TOUCH(conn, {"b_task": "a", "b_now": 7.0})
+                except sa.exc.DBAPIError as e:
+                    seen += [e.connection_invalidated, conn.invalidated]
+                    raise
+            assert seen == [True, True]  # dropped, as SQLAlchemy drops a lost connection
+            with store._db.write() as conn:  # the next write gets a live one
+                assert _TOUCH(conn, {"b_task": "a", "b_now": 8.0}) == 1
+        finally:
+            killer.dispose()
+        store.close()

@@ -246,13 +246,17 @@ def write_certificate(cert: Certificate, directory: Path) -> Path:
     stem = "".join(ch if ch.isalnum() or ch in "-_." else "_" for ch in cert.task_id)
     path = directory / f"{stem}-{stamp}.certificate.json"
     data = (_joined(texts, texts) + "\n").encode()
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o666)  # as `open(path, "w")`
     try:
-        view = memoryview(data)
-        while view:
-            view = view[os.write(fd, view) :]
-    finally:
-        os.close(fd)
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o666)  # as `open(path, "w")`
+        try:
+            view = memoryview(data)
+            while view:
+                view = view[os.write(fd, view) :]
+        finally:
+            os.close(fd)
+    except OSError as exc:  # a full disk, say: no half file left, and the error names the file
+        path.unlink(missing_ok=True)
+        raise OSError(exc.errno, exc.strerror, str(path)) from exc
     return path
 
 
