@@ -39,6 +39,7 @@ from sqlalchemy.engine import Connection, Engine, make_url
 
 from donegate.config import data_dir
 from donegate.errors import DiskFull, StoreError, StoreGone, StoreUnavailable, UserError
+from donegate.store._writelock import WriteLock
 
 __all__ = ["Database", "default_url", "patient", "resolve_url"]
 
@@ -101,6 +102,7 @@ class Database:
         self._identity: tuple[int, int] | None = None
         self._reserve: str | None = None  # disk held for a full disk's put-backs
         self._writer: Connection | None = None  # SQLite's write connection (see `write`)
+        self._file_lock: WriteLock | None = None  # shared with other processes, once pinned
         if self.dialect == "sqlite":
             self._write_lock = threading.Lock()
             event.listen(self.engine, "do_connect", self._sqlite_do_connect)
@@ -128,6 +130,8 @@ class Database:
         path = os.path.abspath(database)
         st = os.stat(path)
         self._file, self._identity = path, (st.st_dev, st.st_ino)
+        if self._file_lock is None:
+            self._file_lock = WriteLock(path)
 
     @contextmanager
     def write(self) -> Iterator[Connection]:
@@ -142,7 +146,7 @@ class Database:
             with self._translated(), self._connect() as conn, conn.begin():
                 yield conn
             return
-        with lock:
+        with lock, self._file_lock.held() if self._file_lock is not None else _NOTHING:
             self._check_identity()
             writer = self._writer
             if writer is None or writer.closed or writer.invalidated:
@@ -357,6 +361,9 @@ class Database:
         if self._write_lock is not None:
             with self._write_lock:
                 self._drop_writer()
+                if self._file_lock is not None:
+                    self._file_lock.close()
+                    self._file_lock = None
         self.engine.dispose()
 
 
@@ -373,6 +380,8 @@ def _fill(fd: int, nbytes: int) -> None:
 
 _R = TypeVar("_R")
 _P = ParamSpec("_P")
+_NOTHING = contextlib.nullcontext()
+
 _SQLITE_BUSY, _SQLITE_LOCKED, _SQLITE_FULL, _SQLITE_CANTOPEN = 5, 6, 13, 14
 _SQLITE_IOERR_WRITE = 10 | 3 << 8  # a write refused: EFBIG (a file-size limit), EDQUOT, EIO
 _SQLITE_BROKEN = frozenset({8, 10, 11, 14, 26})  # READONLY, IOERR, CORRUPT, CANTOPEN, NOTADB
