@@ -217,9 +217,7 @@ def drive_sync(
                 outcome = [_execute_sync(action.calls[0], ledger, action.step)]
             case RunTools():
                 pool = _tool_threads()
-                futures = [
-                    pool.submit(_execute_sync, p, ledger, action.step) for p in action.calls
-                ]
+                futures = [pool.submit(_execute_sync, p, ledger, action.step) for p in action.calls]
                 outcome = [f.result() for f in futures]
             case Judge():
                 outcome = action.gate.judge(action.claim, action.transcript, action.output)
