@@ -124,6 +124,29 @@ def test_a_lock_file_that_cannot_be_made_leaves_sqlite_alone_in_charge(tmp_path:
         assert conn.execute(sa.text("SELECT 2")).scalar() == 2
 
 
+@pytest.mark.parametrize("kind", ["fifo", "symlink"])
+def test_what_an_agent_puts_at_the_lock_path_neither_hangs_nor_is_followed(
+    tmp_path: Path, kind: str
+) -> None:
+    db = tmp_path / "tasks.db"
+    lock = Path(f"{db}.lock")
+    target = tmp_path / "elsewhere"
+    if kind == "fifo":
+        os.mkfifo(lock)  # opening it for reading would wait for a writer
+    else:
+        lock.symlink_to(target)
+    opened = threading.Event()
+
+    def open_and_write() -> None:
+        write_once(open_store(f"sqlite:///{db}"))
+        opened.set()
+
+    thread = threading.Thread(target=open_and_write, daemon=True)
+    thread.start()
+    assert opened.wait(10)
+    assert not target.exists()
+
+
 def test_a_disposed_store_closes_its_lock_file(tmp_path: Path) -> None:
     store, lock = sqlite_store(tmp_path)
     file_lock = store._db._file_lock

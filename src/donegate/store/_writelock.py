@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import stat
 import threading
 import time
 from collections.abc import Iterator
@@ -42,8 +43,15 @@ class WriteLock:
         self._fd: int | None = None
         if fcntl is None:
             return
+        # never follow a link, never block opening a FIFO, keep only a regular file: what sits
+        # at the path may have been put there by an agent (then there is no lock, only speed lost)
+        flags = os.O_RDONLY | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW | os.O_NONBLOCK
         with contextlib.suppress(OSError):  # a lock file that cannot be made: no lock
-            self._fd = os.open(self.path, os.O_RDONLY | os.O_CREAT | os.O_CLOEXEC, 0o644)
+            fd = os.open(self.path, flags, 0o644)
+            if stat.S_ISREG(os.fstat(fd).st_mode):
+                self._fd = fd
+            else:
+                os.close(fd)
 
     @contextlib.contextmanager
     def held(self) -> Iterator[None]:
