@@ -54,26 +54,35 @@ def test_the_calls_of_a_step_run_side_by_side() -> None:
     assert all(name.startswith("donegate-tool") for name in seen)
 
 
+def tool_threads() -> set[int]:
+    return {t.ident or 0 for t in threading.enumerate() if t.name.startswith("donegate-tool")}
+
+
 def test_a_thread_keeps_its_tool_threads_across_runs() -> None:
     first: list[str] = []
     second: list[str] = []
     assert run_two(meeting_tool(first)).status == "complete"
+    kept = tool_threads()
     assert run_two(meeting_tool(second)).status == "complete"
-    assert sorted(first) == sorted(second)  # the same two threads, not two new ones
+    assert tool_threads() == kept  # no thread started for the second run
+    assert {int(name.rsplit("@", 1)[1]) for name in second} <= kept
 
 
 def test_threads_of_their_own_serve_each_calling_thread() -> None:
     names: dict[str, list[str]] = {}
+    both_ran = threading.Barrier(2, timeout=10)  # both callers (and their pools) alive at once
 
     def drive(label: str) -> None:
         names[label] = []
         assert run_two(meeting_tool(names[label])).status == "complete"
+        both_ran.wait()
 
     threads = [threading.Thread(target=drive, args=(label,)) for label in ("a", "b")]
     for t in threads:
         t.start()
     for t in threads:
-        t.join(10)
+        t.join(20)
+    assert len(names["a"]) == len(names["b"]) == 2
     assert set(names["a"]).isdisjoint(names["b"])
 
 
