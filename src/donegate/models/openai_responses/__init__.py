@@ -41,7 +41,7 @@ class OpenAIResponses:
 
     def parse_stream(self, text: str) -> Turn:
         """Classify a whole SSE stream."""
-        return accumulate(self.stream(), iter_sse(text)).finish()
+        return accumulate(ResponsesStream(whole=True), iter_sse(text)).finish()
 
     def render_request(self, request: ModelRequest) -> dict[str, Any]:
         """The JSON request body for a canonical request."""

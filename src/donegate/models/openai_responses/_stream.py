@@ -27,8 +27,57 @@ _ARGS = frozenset(
 )
 
 
+_DELTAS = frozenset(
+    {
+        "response.output_text.delta",
+        "response.refusal.delta",
+        "response.reasoning_summary_text.delta",
+        "response.reasoning_text.delta",
+        *_ARGS,
+    }
+)
+_READ = frozenset(
+    {
+        *_DELTAS,
+        "response.output_item.added",
+        "response.output_item.done",
+        "error",
+        *_FINAL,
+        *_START,
+    }
+)
+"""The event types `ResponsesStream.feed` reads; the rest (``content_part.added``, the
+``.done`` events that repeat what ``output_item.done`` carries...) it would decode and drop."""
+
+
+def _unread(event: str, data: str, meta: dict[str, Any]) -> bool:
+    """True for an event `feed` would decode only to drop: its type is not one it reads (or is a
+    second start event: the first one's response is kept), and its data says the same type as
+    its ``event:`` line, in the first field, as OpenAI writes it. Decoding an event costs about
+    as much as everything else done with it, and over half of a typical stream's events (and
+    its largest: every start event repeats the whole response) are never read."""
+    if event in _READ and not (meta and event in _START):
+        return False
+    return _typed(event, data)
+
+
+def _typed(event: str, data: str) -> bool:
+    """The event's data begins ``{"type":"<event>"``: its type is its ``event:`` line's."""
+    return (
+        data.startswith('{"type":"')
+        and data.startswith('"', 9 + len(event))
+        and (data[9 : 9 + len(event)] == event)
+    )
+
+
 class ResponsesStream:
-    """Accumulates one streamed response, event by event."""
+    """Accumulates one streamed response, event by event.
+
+    With `whole` (a whole stream classified at once: no one waits for its text as it comes),
+    the deltas are kept as sent and decoded only when the final event does not carry the
+    output they built (a stream cut short, a final with an empty ``output``): `feed` then
+    returns no text. The turn is the same either way.
+    """
 
     __slots__ = (
         "_added",
@@ -39,10 +88,14 @@ class ResponsesStream:
         "_final",
         "_ids",
         "_meta",
+        "_pending",
         "_text",
+        "_whole",
     )
 
-    def __init__(self) -> None:
+    def __init__(self, *, whole: bool = False) -> None:
+        self._whole = whole
+        self._pending: list[tuple[str, str]] = []  # deltas not decoded yet (`whole`)
         self._added: dict[int, dict[str, Any]] = {}
         self._done: dict[int, Any] = {}
         self._ids: dict[str, int] = {}
@@ -76,6 +129,12 @@ class ResponsesStream:
         if not data.startswith("{"):
             self._ended = self._ended or data.strip() == "[DONE]"
             return ""  # keep-alives, ``[DONE]`` from compatible servers, garbage
+        if event is not None:
+            if self._whole and event in _DELTAS and _typed(event, data):
+                self._pending.append((event, data))
+                return ""
+            if _unread(event, data, self._meta):
+                return ""
         try:
             obj = loads(data)
         except ValueError:
@@ -85,6 +144,8 @@ class ResponsesStream:
         kind = obj.get("type")
         if not isinstance(kind, str):
             kind = event
+        if self._pending and kind in _DELTAS:  # a delta read now: the deferred ones go first
+            self._replay()
         if kind == "response.output_text.delta":
             return self._chunk(obj, "output_text", "content_index")
         if kind == "response.refusal.delta":
@@ -116,6 +177,12 @@ class ResponsesStream:
             self._error = obj
         return ""
 
+    def _replay(self) -> None:
+        """Decode the deferred deltas, in order; from here on every delta is read as it comes."""
+        pending, self._pending, self._whole = self._pending, [], False
+        for event, data in pending:
+            self.feed(event, data)
+
     def _items(self) -> list[Any]:
         """Every item seen: the finished ones as sent, unfinished ones rebuilt from deltas."""
         items: list[Any] = []
@@ -145,9 +212,12 @@ class ResponsesStream:
     def finish(self) -> Turn:
         """The turn; without a final event it is an error (``error`` event, or ``[DONE]`` with no
         status: the shared missing-reason rule) or truncated."""
-        if self._final is not None:
-            final = self._final
-            if isinstance(final, dict) and not final.get("output") and (self._added or self._done):
+        final = self._final
+        if final is not None and not (isinstance(final, dict) and not final.get("output")):
+            return parse_body(final)  # the final response carries the output whole
+        self._replay()
+        if final is not None:
+            if self._added or self._done:
                 return parse_body(final, self._items())
             return parse_body(final)
         parts = parse_items(self._items(), "output")
