@@ -35,7 +35,7 @@ from donegate.events import (
     TurnAppended,
 )
 from donegate.finish import FinishTool
-from donegate.messages import Ending, Message, TextPart, ToolCall, ToolResult, Turn, Usage
+from donegate.messages import NO_USAGE, Ending, Message, TextPart, ToolCall, ToolResult, Turn, Usage
 from donegate.models.base import Model, ModelRequest, ModelSettings, ToolSpec
 from donegate.results import _TERMINAL, RunResult, Status, ToolCallRecord
 from donegate.tools import Tool, error_result
@@ -149,7 +149,7 @@ class RunState:
     """The tools offered on every request (the finish tool last)."""
     calls: int = 0
     """Model calls made; the current step number."""
-    usage: Usage = field(default_factory=Usage)
+    usage: Usage = NO_USAGE
     turns: list[Turn] = field(default_factory=list)
     records: list[ToolCallRecord] = field(default_factory=list)
     retries: Retries = field(default_factory=Retries)
@@ -198,7 +198,8 @@ class RunState:
             reason=stop.reason,
             turns=tuple(self.turns),
         )
-        self.config.sink(RunEnded(result=result, ending=result.ending))
+        if self.listening:
+            self.config.sink(RunEnded(result=result, ending=result.ending))
         return result
 
 

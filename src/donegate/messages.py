@@ -14,6 +14,7 @@ from enum import StrEnum
 from typing import Any, Generic, Literal, TypeAlias, TypeVar, overload
 
 __all__ = [
+    "NO_USAGE",
     "Ending",
     "ErrorInfo",
     "MediaPart",
@@ -323,6 +324,8 @@ class Usage:
     """Output tokens spent on reasoning."""
 
     def __add__(self, other: Usage) -> Usage:
+        if self is NO_USAGE:  # a run's first call: its sum so far is the call's own usage
+            return other
         return Usage(
             input_tokens=self.input_tokens + other.input_tokens,
             output_tokens=self.output_tokens + other.output_tokens,
@@ -335,6 +338,10 @@ class Usage:
     def total_tokens(self) -> int:
         """Input plus output tokens."""
         return self.input_tokens + self.output_tokens
+
+
+NO_USAGE = Usage()
+"""No tokens: where a run's usage starts (shared: a `Usage` is frozen)."""
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
