@@ -94,7 +94,14 @@ def test_a_lock_held_too_long_is_waited_on_no_longer(
         thread = threading.Thread(target=writer)
         thread.start()
         assert wrote.wait(10)  # while the lock file is still held
-    thread.join()
+        thread.join()
+        assert store._db._file_lock is not None and store._db._file_lock._fd is None
+        monkeypatch.setattr(_writelock, "WAIT_S", 60.0)
+        wrote.clear()
+        again = threading.Thread(target=writer)
+        again.start()
+        assert wrote.wait(10)  # the lock file is no longer waited on
+        again.join()
 
 
 def test_two_stores_of_one_file_in_one_thread_do_not_wait_on_themselves(tmp_path: Path) -> None:

@@ -10,12 +10,14 @@ and ``BEGIN IMMEDIATE`` then finds SQLite's lock free.
 It only shortens the wait. SQLite's own lock still decides (a writer that does not take this
 lock, or a lock file deleted or replaced, costs speed, never correctness), and a lock held past
 `WAIT_S` (a stuck or hostile holder) is waited on no longer: the transaction goes on to SQLite's
-busy timeout and its error, as without this lock, so nothing hangs on it.
+busy timeout and its error, as without this lock, so nothing hangs on it; and this process stops
+using the lock file (one such wait, not one per write).
 """
 
 from __future__ import annotations
 
 import contextlib
+import logging
 import os
 import stat
 import threading
@@ -32,6 +34,7 @@ __all__ = ["WAIT_S", "WriteLock"]
 WAIT_S = 60.0
 """How long a writer waits for the lock file before it goes on to SQLite's own wait."""
 
+log = logging.getLogger(__name__)
 _held = threading.local()  # per thread: the lock files it holds (one thread, two stores)
 
 
@@ -58,7 +61,12 @@ class WriteLock:
         """The lock for the body (as far as `WAIT_S` lets: see the module's doc)."""
         fd = self._fd
         held: set[int] = _held.__dict__.setdefault("fds", set())
-        if fd is None or fcntl is None or _already(held, fd) or not _take(fd):
+        if fd is None or fcntl is None or _already(held, fd):
+            yield
+            return
+        if not _take(fd):  # held past WAIT_S: not waited on again by this process
+            log.warning("%s stayed locked for %g s; writing without it", self.path, WAIT_S)
+            self.close()
             yield
             return
         held.add(fd)
