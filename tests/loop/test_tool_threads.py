@@ -3,9 +3,11 @@ across its runs (`run._tool_threads`): a nested run and a forked child get their
 
 from __future__ import annotations
 
+import gc
 import multiprocessing
 import sys
 import threading
+import time
 from typing import Any
 
 import pytest
@@ -84,6 +86,21 @@ def test_threads_of_their_own_serve_each_calling_thread() -> None:
         t.join(20)
     assert len(names["a"]) == len(names["b"]) == 2
     assert set(names["a"]).isdisjoint(names["b"])
+
+
+def test_the_tool_threads_go_with_the_thread_that_kept_them() -> None:
+    """A program that calls `run` from many short-lived threads does not pile up idle ones."""
+    before = tool_threads()
+    callers = [threading.Thread(target=run_two, args=(meeting_tool([]),)) for _ in range(6)]
+    for t in callers:
+        t.start()
+    for t in callers:
+        t.join(20)
+    deadline = time.monotonic() + 10
+    while tool_threads() - before and time.monotonic() < deadline:
+        gc.collect()
+        time.sleep(0.05)
+    assert not tool_threads() - before
 
 
 def test_a_run_nested_in_a_tool_does_not_wait_on_its_parent() -> None:
