@@ -24,7 +24,7 @@ from donegate.messages import Message, ToolCall, ToolResult, Turn
 from donegate.models.base import Model, ModelSettings
 from donegate.models.infer import infer_model
 from donegate.results import RunResult, ToolCallRecord
-from donegate.tools import EffectLedger, Tool, as_tool, begin_effect, error_result
+from donegate.tools import BatchLedger, EffectLedger, Tool, as_tool, begin_effect, error_result
 
 __all__ = ["RunOptions", "arun", "run", "stream"]
 
@@ -135,6 +135,16 @@ def _clock() -> tuple[float, float]:
     return time.time(), time.perf_counter()
 
 
+def _look_up_batch(calls: Sequence[Planned], ledger: EffectLedger | None) -> None:
+    """Begin the side-effecting calls of a batch (run side by side) in one write, where the
+    ledger can (`BatchLedger`) and their keys are distinct; each call's lookup then reads it."""
+    if not isinstance(ledger, BatchLedger):
+        return
+    keyed = [(key, call) for call, tool, key in calls if tool is not None and key is not None]
+    if len(keyed) > 1 and len({key for key, _ in keyed}) == len(keyed):
+        ledger.lookup_batch(keyed)
+
+
 def _execute_sync(planned: Planned, ledger: EffectLedger | None, step: int) -> ToolCallRecord:
     call, tool, key = planned
     if tool is None:
@@ -216,6 +226,7 @@ def drive_sync(
             case RunTools() if len(action.calls) == 1:
                 outcome = [_execute_sync(action.calls[0], ledger, action.step)]
             case RunTools():
+                _look_up_batch(action.calls, ledger)
                 pool = _tool_threads()
                 futures = [pool.submit(_execute_sync, p, ledger, action.step) for p in action.calls]
                 outcome = [f.result() for f in futures]
@@ -247,6 +258,8 @@ async def drive_async(
                 outcome = await action.model.arequest(action.request)
             case RunTools():
                 threaded = len(action.calls) > 1
+                if threaded:
+                    await asyncio.to_thread(_look_up_batch, action.calls, ledger)
                 outcome = list(
                     await asyncio.gather(
                         *(_execute_async(p, ledger, action.step, threaded) for p in action.calls)

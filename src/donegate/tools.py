@@ -16,10 +16,10 @@ from __future__ import annotations
 import asyncio
 import inspect
 import json
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import Any, Protocol, get_type_hints, overload
+from typing import Any, Protocol, get_type_hints, overload, runtime_checkable
 
 import pydantic
 
@@ -29,6 +29,7 @@ from donegate.models.base import ToolSpec
 
 __all__ = [
     "IDEMPOTENCY_KEY",
+    "BatchLedger",
     "EffectLedger",
     "MemoryLedger",
     "Tool",
@@ -285,6 +286,21 @@ class EffectLedger(Protocol):
 
     def record(self, key: str, result: ToolResult) -> None:
         """Record the result of the call run under `key`."""
+        ...
+
+
+@runtime_checkable
+class BatchLedger(EffectLedger, Protocol):
+    """A ledger that looks up the side-effecting calls of one batch in one write.
+
+    The calls of a batch run side by side, so they are begun together: `lookup_batch` writes
+    what each `lookup` would (each key begun unless it is held), in one transaction instead of
+    one per call, and each call's `lookup` that follows is answered from it, with the same
+    checks (`EffectDivergence` is raised there, for that call).
+    """
+
+    def lookup_batch(self, calls: Sequence[tuple[str, ToolCall]]) -> None:
+        """Look up the distinct keys `calls` name, as one write."""
         ...
 
 

@@ -159,6 +159,39 @@ def test_a_key_answers_only_the_call_it_was_begun_for(store: SqlStore) -> None:
     assert (row["state"], row["issues"], row["call"]["arguments"]["to"]) == ("done", 2, "ann")
 
 
+def test_a_batch_is_looked_up_in_one_write_and_answered_call_by_call(store: SqlStore) -> None:
+    store.submit("t", spec("t"), type=None)
+    lease = store.claim("w", 30)
+    assert lease is not None
+    ann, bob, cat = (
+        ToolCall.from_args(id=f"c{i}", name="send", arguments={"to": who})
+        for i, who in enumerate(("ann", "bob", "cat"))
+    )
+    first = StoreLedger(store, lease)
+    assert first.lookup("t:1:0", ann) is None and first.begin("t:1:0", ann)
+    sent = ToolResult(call_id="c0", name="send", content="sent to ann")
+    first.record("t:1:0", sent)
+    assert first.lookup("t:1:2", cat) is None  # begun for cat, never recorded
+    commits: list[object] = []
+    count = commits.append  # one bound method, so that it can be removed
+    sa.event.listen(store._db.engine, "commit", count)
+    try:
+        ledger = StoreLedger(store, lease)
+        ledger.lookup_batch([("t:1:0", ann), ("t:1:1", bob), ("t:1:2", bob)])
+        assert len(commits) == 1  # three keys, one write
+        assert ledger.lookup("t:1:0", ann) == sent and ledger.replayed == ["t:1:0"]
+        assert ledger.lookup("t:1:1", bob) is None and ledger.begin("t:1:1", bob)
+        with pytest.raises(EffectDivergence, match="t:1:2"):  # held for cat, asked for bob
+            ledger.lookup("t:1:2", bob)
+        assert len(commits) == 1  # each call was answered from the batch's write
+        assert ledger.lookup("t:1:1", bob) is None  # asked again: read again (begun, not done)
+        assert len(commits) == 2
+    finally:
+        sa.event.remove(store._db.engine, "commit", count)
+    states = {row["key"]: row["state"] for row in store.effects("t")}
+    assert states == {"t:1:0": "done", "t:1:1": "begun", "t:1:2": "begun"}
+
+
 def test_turns_are_journaled_by_step_and_replayed_per_generation(store: SqlStore) -> None:
     store.submit("t", spec("t"), type=None)
     lease = store.claim("w", 30)

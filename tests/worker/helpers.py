@@ -114,6 +114,11 @@ class SpyStore:
         self.writes.append(("journal+begin", (turn, key)))
         return self.store.effect_open(lease, key, call, **rows)
 
+    def effects_open(self, lease: Any, calls: Any, **rows: Any) -> Any:
+        turn = rows["turn"][0] if rows.get("turn") else None
+        self.writes.append(("journal+begins", (turn, tuple(key for key, _ in calls))))
+        return self.store.effects_open(lease, calls, **rows)
+
     def effect_begin(self, lease: Any, key: str, call: ToolCall, *, reissue: bool = True) -> bool:
         self.writes.append(("begin", key))
         return self.store.effect_begin(lease, key, call, reissue=reissue)

@@ -4,7 +4,8 @@ A two-turn task with one side-effecting call (the worker bench's task) commits f
 the claim; turn 1 (with the prompt) and its effect's begin, in one; the effect's result; turn 2
 with step 1's messages and evidence; the outcome with its run row, stop row, the certificate's
 path in the task's result and the outbox rows. Before, it was seven: turn 1 alone, a ledger
-read, and the begin apart.
+read, and the begin apart. Two side-effecting calls in one step add one commit, not two: their
+begins ride with the turn in one write, and each result is its own.
 """
 
 from __future__ import annotations
@@ -100,22 +101,46 @@ def test_a_turn_without_an_effect_is_journaled_before_its_tools_run(
     assert _SEEN == [["tool_use"]]  # written at its model call, not after its tool
 
 
-def test_effects_of_one_step_begin_after_their_turn_commits(
-    store: SqlStore, effect_log: Path
-) -> None:
-    submit(task("t", effect_log.parent), store)
+def _send_both() -> FunctionModel:
     calls = (
         ToolCall.from_args(id="c1", name="send", arguments={"to": "ann"}),
         ToolCall.from_args(id="c2", name="send", arguments={"to": "bob"}),
     )
     both = Turn(message=Message(role="assistant", parts=calls), ending=Ending.TOOL_USE)
-    model = FunctionModel(_turns(both, text_turn("Sent both.")), name="function:two")
+    return FunctionModel(_turns(both, text_turn("Sent both.")), name="function:two")
+
+
+def test_effects_of_one_step_begin_with_their_turn_in_one_write(
+    store: SqlStore, effect_log: Path
+) -> None:
+    submit(task("t", effect_log.parent), store)
     spy = SpyStore(store)
-    outcome = Worker(cast(TaskStore, spy), model_resolver=fixed(model)).run_one()
+    outcome = Worker(cast(TaskStore, spy), model_resolver=fixed(_send_both())).run_one()
     assert outcome is not None and outcome.status == "done", outcome
-    begins = [cast(tuple[int | None, str], w[1]) for w in spy.writes if w[0] == "journal+begin"]
-    assert sorted(key for _, key in begins) == ["t:1:0", "t:1:1"], spy.writes
-    assert [turn for turn, _ in begins] == [1, None]  # the turn rode with the first begin
+    opens = [w for w in spy.writes if w[0].startswith("journal+begin")]
+    assert opens == [("journal+begins", (1, ("t:1:0", "t:1:1")))], spy.writes
+    records = sorted(cast(str, key) for kind, key in spy.writes if kind == "record")
+    assert records == ["t:1:0", "t:1:1"], spy.writes
     delivered, executed = effect_counts(effect_log)
     assert delivered == executed == {"t:1:0": 1, "t:1:1": 1}
     assert [t.ending.value for t in store.turns("t", 0)] == ["tool_use", "complete"]
+
+
+def test_a_task_with_two_side_effects_in_one_step_commits_six_times(
+    store: SqlStore, effect_log: Path
+) -> None:
+    submit(task("t", effect_log.parent), store)
+    commits: list[str] = []
+
+    def on_commit(conn: object) -> None:
+        commits.append(_caller())
+
+    sa.event.listen(store._db.engine, "commit", on_commit)
+    try:
+        outcome = Worker(store, model_resolver=fixed(_send_both())).run_one()
+    finally:
+        sa.event.remove(store._db.engine, "commit", on_commit)
+    assert outcome is not None and outcome.status == "done", outcome
+    assert commits == [
+        "claim", "effects_open", "effect_record", "effect_record", "journal", "finish",
+    ], commits  # fmt: skip

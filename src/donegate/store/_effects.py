@@ -4,12 +4,13 @@ A key answers only for the call it was begun for: a different call under the sam
 name or other arguments) raises `EffectDivergence` instead of being answered with, or re-issued
 as, the other call. A first begin is one statement (an insert that does nothing when the key is
 held); what an existing key holds is learned from that insert's conflict, in the same
-transaction, and `effect_open` carries the run's unwritten journal rows with it.
+transaction, and `effects_open` carries the run's unwritten journal rows with it: the begins
+of a batch's side-effecting calls (run side by side) and the turn asking for them are one write.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any, Unpack
 
 import sqlalchemy as sa
@@ -68,25 +69,29 @@ class LedgerMixin:
             return None
         return result_from_json(loads(row.result))
 
-    @patient
     def effect_open(
         self, lease: Lease, key: str, call: ToolCall, **rows: Unpack[JournalWrite]
     ) -> HeldEffect | None:
+        [held] = self.effects_open(lease, [(key, call)], **rows)
+        return held
+
+    @patient
+    def effects_open(
+        self, lease: Lease, calls: Sequence[tuple[str, ToolCall]], **rows: Unpack[JournalWrite]
+    ) -> list[HeldEffect | None]:
         now = self.clock()
         encoded = encode_rows(lease, now, rows) if rows else None
         with self._db.write() as conn:
             fence(conn, lease, now)
             if encoded is not None:
                 insert_rows(conn, lease, encoded, now)
-            if self._add_effect(conn, lease, key, call, now):
-                return None
-            held = conn.execute(_EFFECT, {"b_key": key}).one()
-        return HeldEffect(
-            call=call_from_json(loads(held.call)),
-            state="done" if held.state == "done" else "begun",
-            result=None if held.result is None else result_from_json(loads(held.result)),
-            epoch=held.epoch,
-        )
+            found = [
+                None
+                if self._add_effect(conn, lease, key, call, now)
+                else conn.execute(_EFFECT, {"b_key": key}).one()
+                for key, call in calls
+            ]
+        return [None if row is None else _held(row) for row in found]
 
     @patient
     def effect_begin(self, lease: Lease, key: str, call: ToolCall, *, reissue: bool = True) -> bool:
@@ -147,3 +152,13 @@ class LedgerMixin:
             }
             for r in rows
         ]
+
+
+def _held(row: Any) -> HeldEffect:
+    """What a held key's row says."""
+    return HeldEffect(
+        call=call_from_json(loads(row.call)),
+        state="done" if row.state == "done" else "begun",
+        result=None if row.result is None else result_from_json(loads(row.result)),
+        epoch=row.epoch,
+    )

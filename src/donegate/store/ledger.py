@@ -11,12 +11,14 @@ before it can start a side effect.
 A call costs two writes, not three: `lookup` inserts the key as begun (an existing key is
 learned from the insert's conflict, so there is no separate read), and the `begin` that follows
 it is answered from that; a `journal` (the run's `JournalSink`) lends what it has not written
-yet, the step's turn among them, to ride with that insert in one transaction.
+yet, the step's turn among them, to ride with that insert in one transaction. The calls of one
+batch, which run side by side, are looked up together (`lookup_batch`): their begins and the
+step's turn are one write, and each call's result one more.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Protocol, TypeVar
 
 from donegate.messages import ToolCall, ToolResult
@@ -54,17 +56,21 @@ class StoreLedger:
         """Keys answered from the ledger in this run (telemetry, tests)."""
         self._opened: dict[str, tuple[ToolCall, HeldEffect | None]] = {}
         """Keys `lookup` left begun: the call, and what the key held (None: begun by it)."""
+        self._batched: dict[str, tuple[ToolCall, HeldEffect | None]] = {}
+        """Keys `lookup_batch` wrote and no `lookup` has asked for yet, as `_opened` holds them."""
 
     def lookup(self, key: str, call: ToolCall) -> ToolResult | None:
         """The recorded result of `call` under `key`, if it finished; else the key is begun.
 
-        The `begin` that follows a None is answered from what this write learned.
+        The `begin` that follows a None is answered from what this write learned (or what
+        `lookup_batch` learned for this key).
         """
-
-        def write(rows: JournalWrite) -> HeldEffect | None:
-            return self.store.effect_open(self.lease, key, call, **rows)
-
-        held = self.journal.ride(write) if self.journal is not None else write({})
+        early = self._batched.pop(key, None)
+        if early is not None:
+            ensure_same_call(key, early[0], call)
+            held = early[1]
+        else:
+            held = self._ride(lambda rows: self.store.effect_open(self.lease, key, call, **rows))
         if held is not None:
             ensure_same_call(key, held.call, call)
             if held.state == "done" and held.result is not None:
@@ -72,6 +78,18 @@ class StoreLedger:
                 return held.result
         self._opened[key] = (call, held)
         return None
+
+    def lookup_batch(self, calls: Sequence[tuple[str, ToolCall]]) -> None:
+        """Look up a batch's side-effecting calls (distinct keys) in one write, with the run's
+        unwritten journal rows; each call's `lookup` is then answered from it."""
+
+        helds = self._ride(lambda rows: self.store.effects_open(self.lease, calls, **rows))
+        for (key, call), held in zip(calls, helds, strict=True):
+            self._batched[key] = (call, held)
+
+    def _ride(self, write: Callable[[JournalWrite], R]) -> R:
+        """`write` with the journal's unwritten rows riding along (none without a journal)."""
+        return self.journal.ride(write) if self.journal is not None else write({})
 
     def begin(self, key: str, call: ToolCall, *, reissue: bool = True) -> bool:
         """Journal that `call` is about to run under `key` (fenced by the lease); True if it may.

@@ -191,6 +191,19 @@ class LedgerStore(Protocol):
         """
         ...
 
+    def effects_open(
+        self,
+        lease: base.Lease,
+        calls: Sequence[tuple[str, ToolCall]],
+        **rows: Unpack[base.JournalWrite],
+    ) -> list[base.HeldEffect | None]:
+        """`effect_open` for each of `calls` (distinct keys), all in one fenced write with `rows`.
+
+        For the side-effecting calls of one batch, which run side by side: one answer per call,
+        in order.
+        """
+        ...
+
     def effect_begin(
         self, lease: base.Lease, key: str, call: ToolCall, *, reissue: bool = True
     ) -> bool:
