@@ -18,7 +18,8 @@ The Celery cases flush the Redis database they are given: on a Redis that tests 
 database of the bench's own (``--redis redis://HOST:PORT/13``).
 
 Figures printed (steady state: timed from the first claim to the last outcome):
-* embedded SQLite: tasks/s with N worker processes (`--processes`, default 2) x 2 threads,
+* embedded SQLite: tasks/s with N worker processes (`--processes`, default 2) x M threads
+  (`--threads`, default 2),
   against the target of 300/s for the realistic task;
 * Celery: a bare Celery round trip (a trivial task on the same broker, same app settings, same
   pool, processes and concurrency, that only counts itself in Redis), then donegate's minimal
@@ -36,6 +37,7 @@ the programs they ran (``run_command``, the check) included.
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import signal
 import subprocess
@@ -180,14 +182,14 @@ def _check_done(store: SqlStore, kind: str, n: int, home: Path) -> None:
         raise SystemExit(f"{certificates} certificates for {n} tasks")
 
 
-def embedded(kind: str, n: int, processes: int, work: Path) -> Rate:
+def embedded(kind: str, n: int, processes: int, work: Path, threads: int = 2) -> Rate:
     db = str(work / f"embedded-{kind}.db")
     store = open_store(db)
     for i in range(n):
         submit(_spec(kind, f"e{kind[0]}{i}", work), store)
     procs = [
         subprocess.Popen(
-            _worker(db, "--concurrency", "2", "--poll", "0.01", "--until-idle"),
+            _worker(db, "--concurrency", str(threads), "--poll", "0.01", "--until-idle"),
             env=_env(work, DONEGATE_HOME=str(work / f"home-embedded-{kind}")),
             stderr=subprocess.DEVNULL,
         )
@@ -366,6 +368,63 @@ def celery_agent(kind: str, n: int, processes: int, work: Path, redis_url: str) 
     return rate
 
 
+def embedded_agent(kind: str, n: int, processes: int, work: Path, threads: int = 2) -> Rate:
+    """The embedded like-for-like baseline: the same agent work, no worker layer.
+
+    The same processes and threads as `embedded` run the same tasks' agent work with
+    `run_task` (certificates under their own data directory), each process its share of the
+    specs, with no store: no claim, journal, ledger, outcome, lease or outbox. Each task done
+    appends a byte to a counter file.
+    """
+    specs = [_spec(kind, f"l{kind[0]}{i}", work) for i in range(n)]
+    shares = work / f"agent-{kind}.json"
+    shares.write_text(json.dumps([specs[i::processes] for i in range(processes)]))
+    counter = work / f"agent-{kind}.count"
+    counter.write_bytes(b"")
+    home = work / f"home-embedded-agent-{kind}"
+    procs = [
+        subprocess.Popen(
+            [sys.executable, __file__, "--agent-worker", f"{shares}:{i}:{threads}:{counter}"],
+            env=_env(work, DONEGATE_HOME=str(home)),
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        for i in range(processes)
+    ]
+    try:
+        rate = _measure(lambda: counter.stat().st_size, n, procs)
+    finally:
+        for p in procs:
+            p.wait(60)
+    if (certificates := len(list((home / "certificates").glob("*.json")))) < n:
+        raise SystemExit(f"{certificates} certificates for {n} tasks run with no store")
+    return rate
+
+
+def agent_worker(argument: str) -> None:
+    """One process of `embedded_agent`: its share of the specs on `threads` threads."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from donegate.cli._store import resolve_model
+    from donegate.harness import run_task
+    from donegate.harness.spec import validate_task
+
+    shares, index, threads, counter = argument.split(":")
+    specs = json.loads(Path(shares).read_text())[int(index)]
+    fd = os.open(counter, os.O_WRONLY | os.O_APPEND)
+
+    def one(spec: dict[str, Any]) -> None:
+        task = validate_task(spec)
+        assert task.model is not None
+        result = run_task(task, model=resolve_model(task.model))
+        if result.status != "done":
+            raise SystemExit(f"task {spec['id']} ended {result.status}")
+        os.write(fd, b".")
+
+    with ThreadPoolExecutor(int(threads)) as pool:
+        list(pool.map(one, specs))
+
+
 def resume_latency(work: Path, lease_s: float) -> float:
     """SIGKILL a worker mid-task; seconds until another worker has the task."""
     db = str(work / "resume.db")
@@ -433,6 +492,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--tasks", type=int, default=1000)
     parser.add_argument("--processes", type=int, default=2)
+    parser.add_argument("--threads", type=int, default=2, help="Embedded: threads per process.")
     parser.add_argument("--lease", type=float, default=5.0)
     parser.add_argument("--task", choices=["realistic", "minimal", "both"], default="both")
     parser.add_argument("--postgres", default=os.environ.get("DONEGATE_TEST_POSTGRES_URL"))
@@ -440,20 +500,31 @@ def main() -> None:
     parser.add_argument("--no-resume", action="store_true", help="Skip the SIGKILL case.")
     parser.add_argument("--no-embedded", action="store_true", help="Skip the embedded case.")
     parser.add_argument("--bare-worker", metavar="BROKER", help=argparse.SUPPRESS)
+    parser.add_argument("--agent-worker", metavar="SHARE", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.bare_worker:
         bare_worker(args.bare_worker)
+        return
+    if args.agent_worker:
+        agent_worker(args.agent_worker)
         return
     kinds = ["realistic", "minimal"] if args.task == "both" else [args.task]
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
         for kind in [] if args.no_embedded else kinds:
-            rate = embedded(kind, args.tasks, args.processes, work)
+            rate = embedded(kind, args.tasks, args.processes, work, args.threads)
             target = " (target >= 300/s)" if kind == "realistic" else ""
             print(
                 f"embedded SQLite, {kind} task: {rate}{target} "
-                f"({args.tasks} tasks, {args.processes} processes x 2 threads, "
+                f"({args.tasks} tasks, {args.processes} processes x {args.threads} threads, "
                 f"{os.cpu_count()} cores)",
+                flush=True,
+            )
+            agent = embedded_agent(kind, args.tasks, args.processes, work, args.threads)
+            print(
+                f"  like-for-like: the same agent work with no store (run_task, same processes "
+                f"and threads): {agent}; donegate's worker = {rate.per_s / agent.per_s:.2f}x "
+                f"its rate, {rate.cpu_ms - agent.cpu_ms:+.1f} ms CPU/task for the worker layer",
                 flush=True,
             )
         if args.postgres and args.redis:
