@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import sqlite3
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -96,13 +97,33 @@ def _many(store: SqlStore, n: int, *, not_before: float | None) -> None:
         conn.execute(sa.insert(tasks), rows)
 
 
+@contextmanager
+def _traced(store: SqlStore) -> Iterator[list[str]]:
+    """The plans of the claim's reads and task updates, from SQLite's own trace: the claim runs
+    them on the driver's cursor, which SQLAlchemy's cursor events do not see."""
+    statements: list[str] = []
+    with store._db.write() as conn:  # the write connection, as the claim will use it
+        raw = conn.connection.driver_connection
+    assert isinstance(raw, sqlite3.Connection)
+    raw.set_trace_callback(statements.append)  # each statement with its values in it
+    found: list[str] = []
+    try:
+        yield found
+    finally:
+        raw.set_trace_callback(None)
+    for sql in statements:
+        if sql.lstrip().upper().startswith(("SELECT", "UPDATE TASKS")):
+            found.append(_sqlite_plan(raw.cursor(), sql, ()))
+
+
 def test_sqlite_claims_read_only_index_ranges(sqlite_store: SqlStore) -> None:
     store = sqlite_store
     _many(store, 500, not_before=time.time() + 3600)
     store.submit("ready", spec("ready"), type=None)
-    with _watch(store, _sqlite_plan) as plans:
+    with _traced(store) as plans:
         lease = store.claim("w", 30)
     assert lease is not None and lease.task_id == "ready"
+    assert len(plans) >= 3, plans  # the wake, the expired read and the ready read at least
     joined = " || ".join(plans)
     assert "ix_tasks_ready" in joined and "ix_tasks_backoff" in joined, plans
     assert not any(

@@ -1,4 +1,4 @@
-"""Hot-path writes: Core statements compiled once, run on the driver's own cursor.
+"""Hot-path statements: Core statements compiled once, run on the driver's own cursor.
 
 A task's worker path makes some twenty writes (fences, journal rows, ledger rows, its end) whose
 only result is a row count. Through `Connection.execute` a cached statement still pays
@@ -11,12 +11,16 @@ A driver error is handled as SQLAlchemy handles it: a lost connection is invalid
 drops it; `patient` retries on another) and the error is wrapped as SQLAlchemy wraps it, so
 `Database` translates it as before. The schema's defaults are all server-side and its binds need
 no conversion (numbers, text, booleans), so the rows written are the same. SQLAlchemy's cursor
-events do not see these statements; the claim's statements, whose plans tests read through
-those events, are not hot writes.
+events do not see these statements.
+
+`HotRead` does the same for a read whose first row is all its caller wants: SQLite's claim
+(`donegate.store._leases`), whose columns need no conversion either (text and numbers).
+PostgreSQL's claim stays on `Connection.execute`.
 """
 
 from __future__ import annotations
 
+import collections
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -24,43 +28,19 @@ import sqlalchemy as sa
 from sqlalchemy import exc
 from sqlalchemy.engine import Connection
 
-__all__ = ["HotWrite"]
+__all__ = ["HotRead", "HotWrite"]
 
 Params = Mapping[str, Any] | Sequence[Mapping[str, Any]]
 
 
-class HotWrite:
-    """A write statement run as compiled once, on the driver's cursor; `__call__` returns its
-    row count."""
+class _Hot:
+    """A statement compiled once per backend and bind set, run on the driver's cursor."""
 
     __slots__ = ("_texts", "statement")
 
-    def __init__(self, statement: sa.Insert | sa.Update) -> None:
+    def __init__(self, statement: sa.Insert | sa.Update | sa.Select[Any] | sa.TextClause) -> None:
         self.statement = statement
         self._texts: dict[tuple[str, ...], tuple[str, tuple[str, ...], dict[str, Any]]] = {}
-
-    def insert(self, conn: Connection, row: Mapping[str, Any]) -> int:
-        """Insert one row; its new integer primary key."""
-        if conn.dialect.name != "sqlite":  # the key comes back through RETURNING
-            key = conn.execute(self.statement, row).inserted_primary_key
-            assert key is not None
-            return int(key[0])
-        cursor = self._run(conn, [row])
-        try:
-            return int(cursor.lastrowid)
-        finally:
-            cursor.close()
-
-    def __call__(self, conn: Connection, params: Params) -> int:
-        """Execute with `params` (a list of them: one execution per row); the rows affected."""
-        rows = [params] if isinstance(params, Mapping) else list(params)
-        if not rows:  # nothing to write (`Connection.execute` would insert a row of defaults)
-            return 0
-        cursor = self._run(conn, rows)
-        try:
-            return int(cursor.rowcount)
-        finally:
-            cursor.close()
 
     def _run(self, conn: Connection, rows: Sequence[Mapping[str, Any]]) -> Any:
         """Execute on the connection's own cursor; that cursor (the caller closes it)."""
@@ -102,3 +82,62 @@ class HotWrite:
             names = tuple(compiled.positiontup or ())
             text = self._texts[key] = (str(compiled), names, dict(compiled.params))
         return text
+
+
+class HotWrite(_Hot):
+    """A write statement run as compiled once, on the driver's cursor; `__call__` returns its
+    row count."""
+
+    __slots__ = ()
+
+    def insert(self, conn: Connection, row: Mapping[str, Any]) -> int:
+        """Insert one row; its new integer primary key."""
+        if conn.dialect.name != "sqlite":  # the key comes back through RETURNING
+            key = conn.execute(self.statement, row).inserted_primary_key
+            assert key is not None
+            return int(key[0])
+        cursor = self._run(conn, [row])
+        try:
+            return int(cursor.lastrowid)
+        finally:
+            cursor.close()
+
+    def __call__(self, conn: Connection, params: Params) -> int:
+        """Execute with `params` (a list of them: one execution per row); the rows affected."""
+        rows = [params] if isinstance(params, Mapping) else list(params)
+        if not rows:  # nothing to write (`Connection.execute` would insert a row of defaults)
+            return 0
+        cursor = self._run(conn, rows)
+        try:
+            return int(cursor.rowcount)
+        finally:
+            cursor.close()
+
+
+class HotRead(_Hot):
+    """A read run as compiled once, on the driver's cursor; `first` returns its first row.
+
+    The row reads by column name as a Core row does (``row.status``), for the columns the
+    statement selects.
+    """
+
+    __slots__ = ("_shapes",)
+
+    def __init__(self, statement: sa.Select[Any] | sa.TextClause) -> None:
+        super().__init__(statement)
+        self._shapes: dict[tuple[str, ...], Any] = {}
+
+    def first(self, conn: Connection, params: Mapping[str, Any]) -> Any:
+        """The first row `params` select, or None."""
+        cursor = self._run(conn, [params])
+        try:
+            found = cursor.fetchone()
+            if found is None:
+                return None
+            names = tuple(column[0] for column in cursor.description)
+        finally:
+            cursor.close()
+        shape = self._shapes.get(names)
+        if shape is None:
+            shape = self._shapes[names] = collections.namedtuple("Row", names)
+        return shape(*found)

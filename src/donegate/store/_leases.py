@@ -22,7 +22,7 @@ from donegate.codec import dumps, loads
 from donegate.errors import UserError
 from donegate.harness.escalation import EscalationReport
 from donegate.store._db import Database, patient
-from donegate.store._hot import HotWrite
+from donegate.store._hot import HotRead, HotWrite
 from donegate.store._journal import fence, stop_row
 from donegate.store._outbox import write_notices
 from donegate.store._schema import BACKOFF, READY, escalations, runs, tasks
@@ -49,9 +49,12 @@ _WAKE_SQLITE = sa.text(
     "UPDATE tasks SET not_before = NULL WHERE id IN (SELECT id FROM tasks INDEXED BY "
     f"ix_tasks_backoff WHERE {BACKOFF} AND not_before <= :b_now)"
 )
-_OLDEST: list[sa.Executable] = [
-    sa.select(tasks).where(_EXPIRED).order_by(tasks.c.created_at).limit(1),
-    _READY_SQLITE,
+# SQLite's claim (the embedded worker's hot path) runs them on the driver's cursor, as
+# `HotWrite` runs writes: through `Connection.execute` they cost ~3x SQLite's own time.
+_WAKE_HOT = HotWrite(_WAKE_SQLITE)
+_OLDEST: list[HotRead] = [
+    HotRead(sa.select(tasks).where(_EXPIRED).order_by(tasks.c.created_at).limit(1)),
+    HotRead(_READY_SQLITE),
 ]
 _OLDEST_SKIP: list[sa.Executable] = [
     sa.select(tasks)
@@ -143,9 +146,13 @@ class LeaseMixin:
     def _candidate(self, conn: Connection, now: float) -> Any:
         # Backed-off tasks whose time has come become ready (each is moved once); the ready
         # set is then exactly the pending tasks that may run now, oldest first as before.
-        conn.execute(_WAKE_SQLITE if self._db.is_sqlite else _WAKE_SKIP, {"b_now": now})
-        for query in _OLDEST if self._db.is_sqlite else _OLDEST_SKIP:
-            row = conn.execute(query, {"b_now": now}).first()
+        params = {"b_now": now}
+        if self._db.is_sqlite:
+            _WAKE_HOT(conn, params)
+            return next((r for q in _OLDEST if (r := q.first(conn, params)) is not None), None)
+        conn.execute(_WAKE_SKIP, params)
+        for query in _OLDEST_SKIP:
+            row = conn.execute(query, params).first()
             if row is not None:
                 return row
         return None
