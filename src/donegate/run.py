@@ -24,7 +24,7 @@ from donegate.messages import Message, ToolCall, ToolResult, Turn
 from donegate.models.base import Model, ModelSettings
 from donegate.models.infer import infer_model
 from donegate.results import RunResult, ToolCallRecord
-from donegate.tools import BatchLedger, EffectLedger, Tool, as_tool, begin_effect, error_result
+from donegate.tools import EffectLedger, Tool, as_tool, begin_effect, error_result
 
 __all__ = ["RunOptions", "arun", "run", "stream"]
 
@@ -137,12 +137,17 @@ def _clock() -> tuple[float, float]:
 
 def _look_up_batch(calls: Sequence[Planned], ledger: EffectLedger | None) -> None:
     """Begin the side-effecting calls of a batch (run side by side) in one write, where the
-    ledger can (`BatchLedger`) and their keys are distinct; each call's lookup then reads it."""
-    if not isinstance(ledger, BatchLedger):
+    ledger can (a `donegate.tools.BatchLedger`) and their keys are distinct; each call's
+    lookup then reads it.
+
+    The ledger is asked for the method, not `isinstance`-checked against the protocol: on
+    Python 3.11 a runtime protocol check costs ~15 us, more than the rest of this."""
+    look_up = getattr(ledger, "lookup_batch", None)
+    if look_up is None:
         return
     keyed = [(key, call) for call, tool, key in calls if tool is not None and key is not None]
     if len(keyed) > 1 and len({key for key, _ in keyed}) == len(keyed):
-        ledger.lookup_batch(keyed)
+        look_up(keyed)
 
 
 def _execute_sync(planned: Planned, ledger: EffectLedger | None, step: int) -> ToolCallRecord:

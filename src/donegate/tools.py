@@ -19,7 +19,7 @@ import json
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import Any, Protocol, get_type_hints, overload, runtime_checkable
+from typing import Any, Protocol, get_type_hints, overload
 
 import pydantic
 
@@ -289,7 +289,6 @@ class EffectLedger(Protocol):
         ...
 
 
-@runtime_checkable
 class BatchLedger(EffectLedger, Protocol):
     """A ledger that looks up the side-effecting calls of one batch in one write.
 
