@@ -263,9 +263,6 @@ def bare_app(broker: str) -> Any:
     store (`donegate.harness.run_task` on the spec the message carries), then counts itself."""
     import redis
 
-    from donegate.cli._store import resolve_model
-    from donegate.harness import run_task
-    from donegate.harness.spec import validate_task
     from donegate.worker.celery_app import client
 
     app = client(broker)
@@ -277,14 +274,23 @@ def bare_app(broker: str) -> Any:
 
     @app.task(name=AGENT_TASK, shared=False)  # type: ignore[untyped-decorator]
     def agent(spec: dict[str, Any]) -> None:
-        task = validate_task(spec)
-        assert task.model is not None
-        result = run_task(task, model=resolve_model(task.model))
-        if result.status != "done":
-            raise RuntimeError(f"task {task.id}: {result.status}: {result.reason}")
+        run_agent_work(spec)
         counter.incr(COUNTER)
 
     return app
+
+
+def run_agent_work(spec: dict[str, Any]) -> None:
+    """A task's agent work with no worker layer: `run_task` on the spec, which must end done."""
+    from donegate.cli._store import resolve_model
+    from donegate.harness import run_task
+    from donegate.harness.spec import validate_task
+
+    task = validate_task(spec)
+    assert task.model is not None
+    result = run_task(task, model=resolve_model(task.model))
+    if result.status != "done":
+        raise RuntimeError(f"task {task.id}: {result.status}: {result.reason}")
 
 
 def bare_worker(broker: str) -> None:
@@ -405,20 +411,12 @@ def agent_worker(argument: str) -> None:
     """One process of `embedded_agent`: its share of the specs on `threads` threads."""
     from concurrent.futures import ThreadPoolExecutor
 
-    from donegate.cli._store import resolve_model
-    from donegate.harness import run_task
-    from donegate.harness.spec import validate_task
-
     shares, index, threads, counter = argument.split(":")
     specs = json.loads(Path(shares).read_text())[int(index)]
     fd = os.open(counter, os.O_WRONLY | os.O_APPEND)
 
     def one(spec: dict[str, Any]) -> None:
-        task = validate_task(spec)
-        assert task.model is not None
-        result = run_task(task, model=resolve_model(task.model))
-        if result.status != "done":
-            raise SystemExit(f"task {spec['id']} ended {result.status}")
+        run_agent_work(spec)
         os.write(fd, b".")
 
     with ThreadPoolExecutor(int(threads)) as pool:

@@ -20,7 +20,7 @@ import sqlalchemy as sa
 from donegate.messages import Ending, Message, ToolCall, Turn
 from donegate.models.base import Model, ModelRequest
 from donegate.models.function import FunctionModel
-from donegate.store import TaskStore
+from donegate.store import Outcome, TaskStore
 from donegate.store.sql import SqlStore
 from donegate.tools import tool
 from donegate.worker import ModelResolver, Worker, submit
@@ -49,8 +49,8 @@ def _caller() -> str:
     return frames[0].name if frames else "?"
 
 
-def test_a_task_with_one_side_effect_commits_five_times(store: SqlStore, effect_log: Path) -> None:
-    submit(task("t", effect_log.parent), store)
+def _run_one(store: SqlStore, model: Model) -> tuple[Outcome | None, list[str]]:
+    """Run one task with `model`; its outcome, and the store method behind each commit."""
     commits: list[str] = []
 
     def on_commit(conn: object) -> None:
@@ -58,9 +58,14 @@ def test_a_task_with_one_side_effect_commits_five_times(store: SqlStore, effect_
 
     sa.event.listen(store._db.engine, "commit", on_commit)
     try:
-        outcome = Worker(store, model_resolver=fixed(send_then_claim())).run_one()
+        return Worker(store, model_resolver=fixed(model)).run_one(), commits
     finally:
         sa.event.remove(store._db.engine, "commit", on_commit)
+
+
+def test_a_task_with_one_side_effect_commits_five_times(store: SqlStore, effect_log: Path) -> None:
+    submit(task("t", effect_log.parent), store)
+    outcome, commits = _run_one(store, send_then_claim())
     assert outcome is not None and outcome.status == "done", outcome
     assert commits == ["claim", "effect_open", "effect_record", "journal", "finish"], commits
     delivered, executed = effect_counts(effect_log)
@@ -130,16 +135,7 @@ def test_a_task_with_two_side_effects_in_one_step_commits_six_times(
     store: SqlStore, effect_log: Path
 ) -> None:
     submit(task("t", effect_log.parent), store)
-    commits: list[str] = []
-
-    def on_commit(conn: object) -> None:
-        commits.append(_caller())
-
-    sa.event.listen(store._db.engine, "commit", on_commit)
-    try:
-        outcome = Worker(store, model_resolver=fixed(_send_both())).run_one()
-    finally:
-        sa.event.remove(store._db.engine, "commit", on_commit)
+    outcome, commits = _run_one(store, _send_both())
     assert outcome is not None and outcome.status == "done", outcome
     assert commits == [
         "claim", "effects_open", "effect_record", "effect_record", "journal", "finish",
