@@ -82,7 +82,6 @@ class StoreLedger:
     def lookup_batch(self, calls: Sequence[tuple[str, ToolCall]]) -> None:
         """Look up a batch's side-effecting calls (distinct keys) in one write, with the run's
         unwritten journal rows; each call's `lookup` is then answered from it."""
-
         helds = self._ride(lambda rows: self.store.effects_open(self.lease, calls, **rows))
         for (key, call), held in zip(calls, helds, strict=True):
             self._batched[key] = (call, held)
