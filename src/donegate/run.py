@@ -135,19 +135,20 @@ def _clock() -> tuple[float, float]:
     return time.time(), time.perf_counter()
 
 
-def _look_up_batch(calls: Sequence[Planned], ledger: EffectLedger | None) -> None:
-    """Begin the side-effecting calls of a batch (run side by side) in one write, where the
-    ledger can (a `donegate.tools.BatchLedger`) and their keys are distinct; each call's
-    lookup then reads it.
+def _batch(calls: Sequence[Planned], ledger: EffectLedger | None) -> Callable[[], None] | None:
+    """The write that begins the side-effecting calls of a batch (run side by side) at once,
+    where the ledger can (a `donegate.tools.BatchLedger`) and their keys are distinct; each
+    call's lookup then reads it. None when there is nothing to batch.
 
     The ledger is asked for the method, not `isinstance`-checked against the protocol: on
     Python 3.11 a runtime protocol check costs ~15 us, more than the rest of this."""
     look_up = getattr(ledger, "lookup_batch", None)
     if look_up is None:
-        return
+        return None
     keyed = [(key, call) for call, tool, key in calls if tool is not None and key is not None]
-    if len(keyed) > 1 and len({key for key, _ in keyed}) == len(keyed):
-        look_up(keyed)
+    if len(keyed) < 2 or len({key for key, _ in keyed}) < len(keyed):
+        return None
+    return lambda: look_up(keyed)
 
 
 def _execute_sync(planned: Planned, ledger: EffectLedger | None, step: int) -> ToolCallRecord:
@@ -231,7 +232,8 @@ def drive_sync(
             case RunTools() if len(action.calls) == 1:
                 outcome = [_execute_sync(action.calls[0], ledger, action.step)]
             case RunTools():
-                _look_up_batch(action.calls, ledger)
+                if (batch := _batch(action.calls, ledger)) is not None:
+                    batch()
                 pool = _tool_threads()
                 futures = [pool.submit(_execute_sync, p, ledger, action.step) for p in action.calls]
                 outcome = [f.result() for f in futures]
@@ -263,8 +265,8 @@ async def drive_async(
                 outcome = await action.model.arequest(action.request)
             case RunTools():
                 threaded = len(action.calls) > 1
-                if threaded:
-                    await asyncio.to_thread(_look_up_batch, action.calls, ledger)
+                if threaded and (batch := _batch(action.calls, ledger)) is not None:
+                    await asyncio.to_thread(batch)  # a store write: off the event loop
                 outcome = list(
                     await asyncio.gather(
                         *(_execute_async(p, ledger, action.step, threaded) for p in action.calls)
