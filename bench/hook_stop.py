@@ -8,13 +8,23 @@ the stops are 50 sessions of 3 blocks and an escalation (its report written) eac
 - in process: `run_hook` alone (what the hook itself does per stop);
 - per process: ``python -m donegate hook claude`` as the CLI runs it (interpreter start and
   imports included: what the CLI waits for, to compare with its hook timeout, 60 s for Gemini
-  CLI, 600 s for Claude Code and Codex CLI).
+  CLI, 600 s for Claude Code and Codex CLI);
+- per process, checks ``true`` (issue 29's figure: p50 <= 250 ms, p95 <= 500 ms): a task whose
+  one check is ``run: true``, so every stop passes and is certified (a signed certificate each).
+
+``--stops N`` changes the 200; ``--only true`` runs the last figure alone. ``--baseline SRC``
+adds, to the last figure, the same stops with the source tree SRC first on the path (e.g.
+``git archive BASE src | tar -x -C /tmp/base``), interleaved stop by stop, and prints the CPU time
+(user + system of the hook process and its children) beside the wall time: before and after
+from one run, the ratio from the same run.
 """
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -93,16 +103,79 @@ def per_process(work: Path, task: Path) -> list[float]:
     return times
 
 
+def per_process_true(
+    work: Path, task: Path, baseline: str | None = None
+) -> dict[str, tuple[list[float], list[float]]]:
+    """Every stop of a task whose one check is ``run: true``: each passes (no output).
+
+    Wall and CPU seconds per stop, for this tree and (with `baseline`) the tree at that path,
+    one stop of each in turn."""
+    task_true = task.with_name("task-true.yaml")
+    task_true.write_text(yaml.safe_dump({"id": "bench-true", "prompt": "Say done.",
+                                         "checks": [{"run": ["true"]}]}))  # fmt: skip
+    trees: dict[str, dict[str, str]] = {"this tree": dict(os.environ)}
+    if baseline is not None:
+        path = os.pathsep.join(filter(None, [baseline, os.environ.get("PYTHONPATH")]))
+        trees["baseline"] = {**os.environ, "PYTHONPATH": path}
+    times: dict[str, tuple[list[float], list[float]]] = {name: ([], []) for name in trees}
+    for n in range(STOPS):
+        for name, env in trees.items():
+            payload = json.dumps({
+                "session_id": f"true-{name}-{n}", "cwd": str(work), "hook_event_name": "Stop",
+                "stop_hook_active": False, "last_assistant_message": "done",
+                "background_tasks": [],
+            })  # fmt: skip
+            before = resource.getrusage(resource.RUSAGE_CHILDREN)
+            started = time.perf_counter()
+            proc = subprocess.run(
+                [sys.executable, "-m", "donegate", "hook", "claude", "--task", str(task_true)],
+                input=payload, capture_output=True, text=True, check=False, env=env,
+            )  # fmt: skip
+            wall = time.perf_counter() - started
+            after = resource.getrusage(resource.RUSAGE_CHILDREN)
+            cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+            assert proc.returncode == 0 and not proc.stdout, proc.stdout + proc.stderr
+            assert "certificate" in proc.stderr, proc.stderr  # passed, and certified
+            times[name][0].append(wall)
+            times[name][1].append(cpu)
+    return times
+
+
 def main() -> None:
+    global STOPS  # noqa: PLW0603 (the one knob, set once from the command line)
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--stops", type=int, default=STOPS)
+    parser.add_argument("--only", choices=["true"])
+    parser.add_argument("--baseline", metavar="SRC")
+    ns = parser.parse_args()
+    STOPS = ns.stops
+    cases = [("in process", in_process), ("per process", per_process)]
+    if ns.only:
+        cases = []
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
         os.environ["DONEGATE_HOME"] = str(root / "donegate-home")
+        os.environ.pop("PYTHONDONTWRITEBYTECODE", None)  # .pyc files kept, as when installed
         work, task = setup(root)
-        for label, measure in (("in process", in_process), ("per process", per_process)):
+        print(f"load average {os.getloadavg()[0]:.1f}")
+        for label, measure in cases:
             times = measure(work, task)
             p50, p95 = percentiles(times)
-            print(f"{label:12} {STOPS} stops, 3 checks: p50 {p50 * 1000:7.1f} ms   "
+            print(f"{label:17} {STOPS} stops, 3 checks: p50 {p50 * 1000:7.1f} ms   "
                   f"p95 {p95 * 1000:7.1f} ms   max {max(times) * 1000:7.1f} ms")  # fmt: skip
+        trees = per_process_true(work, task, ns.baseline)
+        for name, (walls, cpus) in trees.items():
+            p50, p95 = percentiles(walls)
+            c50, c95 = percentiles(cpus)
+            print(f"true, per process ({name}) {STOPS} stops, 1 check: wall p50 "
+                  f"{p50 * 1000:7.1f} ms  p95 {p95 * 1000:7.1f} ms   CPU p50 {c50 * 1000:7.1f} "
+                  f"ms  p95 {c95 * 1000:7.1f} ms")  # fmt: skip
+        if "baseline" in trees:
+            (walls, cpus), (bwalls, bcpus) = trees["this tree"], trees["baseline"]
+            print(f"this tree / baseline: wall p50 "
+                  f"{statistics.median(walls) / statistics.median(bwalls):.2f}x, CPU p50 "
+                  f"{statistics.median(cpus) / statistics.median(bcpus):.2f}x "
+                  f"(load average now {os.getloadavg()[0]:.1f})")  # fmt: skip
 
 
 if __name__ == "__main__":

@@ -207,7 +207,7 @@ def with_donegate(turns: int) -> Callable[[], None]:
 
 def with_pydantic_ai(turns: int) -> Callable[[], None] | None:
     try:
-        from pydantic_ai import Agent
+        from pydantic_ai import Agent, UsageLimits
         from pydantic_ai.models.openai import OpenAIChatModel as PAIModel
         from pydantic_ai.providers.openai import OpenAIProvider
     except ImportError:
@@ -218,7 +218,9 @@ def with_pydantic_ai(turns: int) -> Callable[[], None] | None:
     loop = asyncio.new_event_loop()
 
     def once() -> None:
-        result = loop.run_until_complete(agent.run("order 55219?"))
+        # the default limit (50 requests) would end the 200-turn conversation early
+        limits = UsageLimits(request_limit=turns + 1)
+        result = loop.run_until_complete(agent.run("order 55219?", usage_limits=limits))
         assert result.output
 
     return once

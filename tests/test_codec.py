@@ -21,7 +21,6 @@ from donegate.codec import (
     turn_from_json,
     turn_to_json,
 )
-from donegate.harness.evidence import transcript_digest
 from donegate.messages import (
     Ending,
     ErrorInfo,
@@ -36,6 +35,7 @@ from donegate.messages import (
     Turn,
     Usage,
 )
+from donegate.records.evidence import transcript_digest
 from donegate.results import ToolCallRecord
 
 text = st.text(max_size=20)

@@ -25,7 +25,7 @@ def test_every_missing_package_is_named_at_once(monkeypatch: pytest.MonkeyPatch)
             raise metadata.PackageNotFoundError(name)
         return real(name)
 
-    monkeypatch.setattr(_extras.metadata, "distribution", distribution)
+    monkeypatch.setattr(metadata, "distribution", distribution)
     with pytest.raises(MissingExtra) as info:
         _extras.require("anthropic", "openai", "server")
     message = str(info.value)

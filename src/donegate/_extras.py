@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import functools
 import re
-from importlib import metadata
 
 from donegate.errors import MissingExtra
 
@@ -23,6 +22,8 @@ _EXTRA = re.compile(r"""extra\s*==\s*["']([^"']+)["']""")
 @functools.cache  # the installed metadata does not change under a running process
 def _requirements(extra: str) -> tuple[str, ...]:
     """The distribution names `extra` lists (nested ``donegate[...]`` extras expanded)."""
+    from importlib import metadata  # here, not at the top: ~5 ms every import of donegate paid
+
     try:
         lines = metadata.requires("donegate") or []
     except metadata.PackageNotFoundError:  # run from a source tree, never installed
@@ -45,6 +46,8 @@ def _requirements(extra: str) -> tuple[str, ...]:
 
 def missing(*extras: str) -> list[tuple[str, str]]:
     """``(package, extra)`` for every package of `extras` that is not installed."""
+    from importlib import metadata
+
     gaps: list[tuple[str, str]] = []
     for extra in extras:
         for name in _requirements(extra):

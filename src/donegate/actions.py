@@ -15,7 +15,7 @@ from typing import Any, Literal, Protocol, TypeAlias
 
 from donegate.messages import Message, ToolCall, Turn
 from donegate.models.base import Model, ModelRequest
-from donegate.results import Status
+from donegate.records.status import Status
 from donegate.tools import Tool
 
 __all__ = ["Action", "CallModel", "Gate", "Judge", "RunTools", "Verdict"]

@@ -36,6 +36,7 @@ from donegate.results import ToolCallRecord
 
 __all__ = [
     "call_from_json",
+    "canonical_json",
     "dumps",
     "error_from_json",
     "error_to_json",
@@ -257,3 +258,14 @@ def to_data(value: Any) -> Any:
     if isinstance(value, list | tuple):
         return [to_data(v) for v in value]
     return value
+
+
+_CANONICAL = json.JSONEncoder(
+    sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str
+)  # made once: `json.dumps` with options makes an encoder per call (several per tool call)
+
+
+def canonical_json(value: Any) -> str:
+    """The one canonical JSON text (sorted keys, compact separators, non-ASCII kept): what every
+    digest and signature covers (certificates, evidence, hook state, notices)."""
+    return _CANONICAL.encode(value)

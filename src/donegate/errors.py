@@ -9,6 +9,7 @@ DonegateError                 base of everything below
 │   │   └── TaskSpecError     a task file or task dict is invalid (names file and field)
 │   ├── UnsupportedTurn       a wire format cannot express a scripted turn
 │   ├── MissingExtra          an optional dependency is not installed (names the extra)
+│   ├── NotAReviewer          a review action without a secret of a reviewer the store knows
 │   ├── HookInputError        an agent CLI's hook payload is not the documented shape
 │   ├── TodoStateError        the agent's todo/goal state exists but cannot be read
 │   ├── ProtectError          protected files cannot be digested (too many, a bad pattern)
@@ -20,14 +21,18 @@ DonegateError                 base of everything below
 │   └── ToolStubError         a script's stub raised as scripted (``raises: MESSAGE``)
 ├── EffectDivergence          an idempotency key's recorded call is not the call now asking
 ├── EffectOutcomeUnknown      a side effect begun by a run that died, of a tool that cannot say
+├── CheckEnvironmentError     a check cannot run on this machine (a module, program, driver)
 ├── StoreError                the store failed under a running process (not a misuse)
 │   ├── StoreUnavailable      it stopped answering, and kept not answering for its patience
 │   ├── StoreGone             the SQLite file was deleted or replaced (another inode)
 │   └── DiskFull              no space left (or a file-size limit) where it writes
-└── LeaseLost                 a worker wrote under a lease it no longer holds
+├── LeaseLost                 a worker wrote under a lease it no longer holds
+└── Escalated                 a framework integration's gate stopped the run for a person
 ```
 
-Control flow is never signalled by exceptions: the loop returns tagged steps. (The few
+Control flow is never signalled by exceptions: the loop returns tagged steps. `Escalated` is the
+one outcome raised, because a framework (pydantic-ai, the Agents SDK, LangChain) owns the loop
+that `donegate.integrations` plugs into, and an exception is how a hook ends that loop. (The few
 exceptions that carry a signal inside one module, such as the worker's ``Halted``, are private to
 it and are not part of this tree.) The store's errors are re-exported by `donegate.store`. This
 module is the bottom layer: it imports nothing from donegate.
@@ -36,17 +41,21 @@ module is the bottom layer: it imports nothing from donegate.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from pathlib import Path
 
 __all__ = [
+    "CheckEnvironmentError",
     "DiskFull",
     "DonegateError",
     "EffectDivergence",
     "EffectOutcomeUnknown",
+    "Escalated",
     "FileError",
     "HookInputError",
     "LeaseLost",
     "LocatedError",
     "MissingExtra",
+    "NotAReviewer",
     "ProtectError",
     "RecordingMismatch",
     "ScriptError",
@@ -71,6 +80,11 @@ class DonegateError(Exception):
 
 class UserError(DonegateError):
     """The caller asked for something that cannot be done as asked."""
+
+
+class CheckEnvironmentError(DonegateError):
+    """A certified check cannot run here: what it needs (a module on its path, a program, a
+    database driver) is missing from this machine. Not bad input: ``donegate verify`` exits 4."""
 
 
 class LocatedError(UserError):
@@ -130,6 +144,11 @@ class MissingExtra(UserError, ImportError):
         self.extra = ",".join(extras)
 
 
+class NotAReviewer(UserError):
+    """Approving, resolving or requeueing needs a reviewer's secret (``donegate reviewers add``):
+    none came, or it matches no reviewer the store knows. Nothing was changed."""
+
+
 class HookInputError(UserError):
     """The hook's stdin is not a payload the CLI documents; the message says what is wrong."""
 
@@ -162,7 +181,8 @@ class ScriptExhausted(DonegateError):
     """A scripted model was asked for more turns than its script holds."""
 
     def __init__(self, calls: int, turns: int):
-        super().__init__(f"model called {calls} times but script has {turns} turns")
+        times, s = ("time" if calls == 1 else "times"), ("" if turns == 1 else "s")
+        super().__init__(f"model called {calls} {times} but script has {turns} turn{s}")
         self.calls = calls
         self.turns = turns
 
@@ -257,3 +277,19 @@ class LeaseLost(DonegateError):
         super().__init__(f"task {task_id}: lease epoch {epoch} is no longer held")
         self.task_id = task_id
         self.epoch = epoch
+
+
+class Escalated(DonegateError):
+    """The gate inside a framework's loop stopped the run: a person must look.
+
+    Raised by `donegate.integrations` when the continuations are spent, the model refused, or
+    the agent stated a blocker. ``report`` is the escalation report's JSON path (its Markdown
+    twin sits beside it with ``.md``); ``reason`` says why in one line.
+    """
+
+    def __init__(self, reason: str, *, report: Path):
+        super().__init__(f"escalated: {reason} (report: {report})")
+        self.reason = reason
+        """Why the gate stopped, in one line."""
+        self.report = report
+        """The escalation report's JSON file."""

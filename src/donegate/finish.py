@@ -8,15 +8,18 @@ from __future__ import annotations
 
 import functools
 import json
+import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeGuard
 
-import jsonschema
-import pydantic
-
+from donegate.codec import canonical_json
 from donegate.errors import UserError
 from donegate.models.base import ToolSpec
+
+if TYPE_CHECKING:  # both are imported where a finish tool is used: `import donegate` stays light
+    import jsonschema
+    import pydantic
 
 __all__ = ["FinishTool", "as_finish_tool", "schema_problem", "validator"]
 
@@ -44,6 +47,8 @@ class FinishTool:
     def validate(self, arguments: Mapping[str, Any]) -> tuple[Any, str | None]:
         """``(output, None)`` for valid arguments, ``(None, why)`` otherwise."""
         if self.model is not None:
+            import pydantic  # loaded already: `self.model` is a pydantic model
+
             try:
                 return self.model.model_validate(dict(arguments)), None
             except pydantic.ValidationError as exc:
@@ -63,16 +68,20 @@ class FinishTool:
 
 
 def _key(schema: Mapping[str, Any]) -> str:
-    return json.dumps(schema, sort_keys=True, default=str)
+    return canonical_json(schema)
 
 
 @functools.lru_cache(maxsize=512)
 def _validator(key: str) -> jsonschema.Draft202012Validator:
+    import jsonschema  # here, not at the top: only a run with a finish tool needs it
+
     return jsonschema.Draft202012Validator(json.loads(key))
 
 
 @functools.lru_cache(maxsize=512)
 def _problem(key: str) -> str | None:
+    import jsonschema
+
     try:
         jsonschema.Draft202012Validator.check_schema(json.loads(key))
     except jsonschema.SchemaError as exc:
@@ -90,11 +99,16 @@ def schema_problem(schema: Mapping[str, Any]) -> str | None:
     return _problem(_key(schema))
 
 
+def _is_model_class(value: Any) -> TypeGuard[type[pydantic.BaseModel]]:
+    loaded = sys.modules.get("pydantic")  # not imported: `value` cannot be a pydantic model
+    return loaded is not None and isinstance(value, type) and issubclass(value, loaded.BaseModel)
+
+
 def as_finish_tool(value: Any, *, name: str = "submit_answer") -> FinishTool | None:
     """A `FinishTool` from a pydantic model class, a JSON Schema mapping, or itself."""
     if value is None or isinstance(value, FinishTool):
         return value
-    if isinstance(value, type) and issubclass(value, pydantic.BaseModel):
+    if _is_model_class(value):
         schema = value.model_json_schema()
         schema.pop("title", None)
         description = (value.__doc__ or "").strip() or DESCRIPTION

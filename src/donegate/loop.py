@@ -37,7 +37,9 @@ from donegate.events import (
 from donegate.finish import FinishTool
 from donegate.messages import NO_USAGE, Ending, Message, TextPart, ToolCall, ToolResult, Turn, Usage
 from donegate.models.base import Model, ModelRequest, ModelSettings, ToolSpec
-from donegate.results import _TERMINAL, RunResult, Status, ToolCallRecord
+from donegate.records.status import _TERMINAL, Status
+from donegate.results import NO_SPEND, RunResult, ToolCallRecord
+from donegate.spend import Meter
 from donegate.tools import Tool, error_result
 
 __all__ = [
@@ -51,10 +53,6 @@ __all__ = [
     "Verdict",
     "agent_loop",
 ]
-
-# `Status`, `RunResult`, `ToolCallRecord` and the Ending -> Status table `_TERMINAL` live in
-# `donegate.results` (the bottom layer); they are re-exported here, where they used to live.
-
 
 RESUME_PROMPT = (
     "Your last response was cut off at the output limit. Continue exactly where it stopped, "
@@ -105,7 +103,8 @@ class LoopConfig:
     max_steps: int
     policies: Policies
     finish: FinishTool | None = None
-    budget_tokens: int | None = None
+    meter: Meter | None = None
+    """A budget's view: asked before each call (it clips or refuses it), charged after."""
     run_id: str = "run"
     gate: Gate | None = None
     sink: EventSink = field(default_factory=NullSink)
@@ -145,6 +144,7 @@ class RunState:
     """The model asked next (the fallback after a refusal)."""
     settings: ModelSettings
     """The next request's settings (a truncation retry doubles the output limit)."""
+    admitted: ModelSettings | None = None  # as the budget admitted it: max_tokens clipped
     tool_specs: tuple[ToolSpec, ...]
     """The tools offered on every request (the finish tool last)."""
     calls: int = 0
@@ -197,6 +197,7 @@ class RunState:
             ending=last.ending if last is not None else None,
             reason=stop.reason,
             turns=tuple(self.turns),
+            spend=NO_SPEND if (meter := self.config.meter) is None else meter.budget.spend,
         )
         if self.listening:
             self.config.sink(RunEnded(result=result, ending=result.ending))
@@ -206,7 +207,7 @@ class RunState:
 def agent_loop(config: LoopConfig, transcript: list[Message]) -> Generator[Action, Any, RunResult]:
     """Run the agent loop over `transcript` (mutated in place as the conversation grows).
 
-    1. Guards, before every call: `max_steps` counts model calls; `budget_tokens` the usage.
+    1. Guards, before every call: `max_steps` counts model calls; a budget (`meter`) clips it.
     2. Call the model and classify the response at once; nothing is appended yet.
     3. Act on the ending (one handler each, `_dispatch`):
        - ``tool_use``: answer every call exactly once, in call order, paired by id; a raising
@@ -257,14 +258,13 @@ def agent_loop(config: LoopConfig, transcript: list[Message]) -> Generator[Actio
 
 def _guard(state: RunState) -> Stop | None:
     """Step 1: the limits checked before every model call."""
-    config = state.config
     if state.at_step_limit:
-        return Stop(Status.MAX_STEPS, f"step limit of {config.max_steps} model calls reached")
-    spent = state.usage.total_tokens
-    if config.budget_tokens is not None and spent >= config.budget_tokens:
-        return Stop(
-            Status.BUDGET_EXCEEDED, f"token budget of {config.budget_tokens} spent ({spent} used)"
-        )
+        return Stop(Status.MAX_STEPS, f"step limit of {state.config.max_steps} model calls reached")
+    if (meter := state.config.meter) is not None:
+        got = meter.admit(state.model.name, state.transcript, state.tool_specs, state.settings)
+        if isinstance(got, str):
+            return Stop(Status.BUDGET_EXCEEDED, got)
+        state.admitted = got
     return None
 
 
@@ -276,12 +276,14 @@ def _call_model(state: RunState) -> Generator[Action, Any, Turn]:
         model=model.name,
         messages=tuple(state.transcript),
         tools=state.tool_specs,
-        settings=state.settings,
+        settings=state.admitted or state.settings,
     )
     started = time.perf_counter()
     turn: Turn = yield CallModel(model=model, request=request, step=state.calls)
     state.turns.append(turn)
     state.usage = state.usage + turn.usage
+    if (meter := state.config.meter) is not None:
+        meter.charge(model.name, turn.usage, len(request.messages))
     if state.listening:
         sink = state.config.sink
         duration = time.perf_counter() - started

@@ -34,7 +34,32 @@ __all__ = [
 
 
 class Ending(StrEnum):
-    """How one model turn ended, normalized across providers."""
+    """How one model turn ended, normalized across providers.
+
+    Its mapping to the standard vocabularies (`donegate.telemetry.otel.FINISH_REASONS`, and
+    `donegate.integrations.langchain.message_turn` the other way):
+
+    ====================  ===================================  ==============================
+    Ending                OTel ``gen_ai.response.finish_reasons``  LangChain ``finish_reason``
+    ====================  ===================================  ==============================
+    complete              ``stop``                             ``stop`` / ``end_turn``
+    empty                 ``stop`` (no visible text)           ``stop`` with no text
+    tool_use              ``tool_call``                        ``tool_calls`` / ``tool_use``
+    truncated             ``length``                           ``length`` / ``max_tokens``
+    filtered              ``content_filter``                   ``content_filter`` / ``SAFETY``
+    refused               ``content_filter``                   ``additional_kwargs.refusal``
+    error                 ``error``                            (the call raises)
+    context_exceeded      ``error``                            (the call raises)
+    malformed_tool_call   ``error``                            ``invalid_tool_calls``
+    paused                none: the raw reason (``pause_turn``)  ``pause_turn``
+    ====================  ===================================  ==============================
+
+    OTel's enum also has ``compaction``, which no donegate ending produces. LangChain carries the
+    provider's own reason in ``AIMessage.response_metadata`` (``finish_reason``, or
+    ``stop_reason``), and ``normalized_finish_reason`` in the langchain-core releases that have
+    it, which `message_turn` reads first. A span keeps the raw reason beside the standard one
+    (``donegate.response.finish_reason``) and this ending (``donegate.ending``).
+    """
 
     COMPLETE = "complete"
     """A normal stop with visible output and no client tool call."""

@@ -4,98 +4,24 @@ These are the bottom-layer records every other layer carries (events, the harnes
 the store's evidence rows, telemetry spans), so one fact has one type: a tool call is measured
 once, where it runs, and its duration travels with the record.
 
-The status vocabularies, one per level, and the one place each maps to the next:
-```
-Ending      how one model turn ended (donegate.messages)
-  -> Status       how a run ended: `Status.from_ending` (the turn endings that end a run)
-    -> TaskStatus   how a task ended: `task_status` (what the harness and the store record)
-```
+The run's `Status` and every other status vocabulary live in `donegate.records.status`.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from enum import StrEnum
-from typing import Any, Literal, TypeAlias
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from typing import Any
 
-from donegate.messages import Ending, Message, ToolCall, ToolResult, Turn, Usage
+from donegate.messages import NO_USAGE, Ending, Message, ToolCall, ToolResult, Turn, Usage
+from donegate.records.status import Status
 
 __all__ = [
-    "TASK_OUTCOMES",
-    "TASK_TERMINAL",
     "RunResult",
-    "Status",
-    "TaskOutcome",
-    "TaskStatus",
+    "Spend",
+    "SpendLine",
     "ToolCallRecord",
-    "task_status",
 ]
-
-
-class Status(StrEnum):
-    """How a run ended."""
-
-    COMPLETE = "complete"
-    TRUNCATED = "truncated"
-    FILTERED = "filtered"
-    REFUSED = "refused"
-    EMPTY = "empty"
-    CONTEXT_EXCEEDED = "context_exceeded"
-    MALFORMED_TOOL_CALL = "malformed_tool_call"
-    PROVIDER_ERROR = "provider_error"
-    MAX_STEPS = "max_steps"
-    BUDGET_EXCEEDED = "budget_exceeded"
-    GATED = "gated"
-    """A completion gate stopped the run without accepting it (the harness escalates)."""
-
-    @classmethod
-    def from_ending(cls, ending: Ending) -> Status | None:
-        """The status a turn's ending ends the run with by itself; None when the loop acts on it.
-
-        ``complete``, ``tool_use``, ``truncated``, ``malformed_tool_call``, ``paused`` and
-        ``refused`` are decided by the loop's policies (claim, retry, resend, fall back); the
-        four others end the run at once, each as its own status.
-        """
-        return _TERMINAL.get(ending)
-
-
-_TERMINAL: dict[Ending, Status] = {
-    Ending.FILTERED: Status.FILTERED,
-    Ending.CONTEXT_EXCEEDED: Status.CONTEXT_EXCEEDED,
-    Ending.EMPTY: Status.EMPTY,
-    Ending.ERROR: Status.PROVIDER_ERROR,
-}
-"""Turn endings that end the run by themselves (the loop's last branch), and their status."""
-
-
-TaskStatus: TypeAlias = Literal[
-    "pending", "running", "done", "awaiting_review", "escalated", "failed", "cancelled"
-]
-"""How a task stands in the store: queued, claimed, or one of its ends."""
-
-TASK_TERMINAL: frozenset[str] = frozenset(
-    {"done", "awaiting_review", "escalated", "failed", "cancelled"}
-)
-"""Task statuses a task leaves only by a person's `retry`, `resolve` or `approve`."""
-
-TaskOutcome: TypeAlias = Literal["done", "awaiting_review", "escalated", "failed"]
-"""The task statuses a run ends in (what `task_status` gives; `cancelled` is a person's)."""
-
-TASK_OUTCOMES: tuple[TaskOutcome, ...] = ("done", "awaiting_review", "escalated", "failed")
-"""Every `TaskOutcome`, in the order reports and charts show them."""
-
-
-def task_status(status: Status, *, human_closure: bool = False) -> TaskOutcome:
-    """The task status a run's `Status` gives: the one Status -> TaskStatus table.
-
-    A complete run is ``done`` (``awaiting_review`` when a person closes it); a run a gate
-    stopped is ``escalated`` to a person; every other status is ``failed``.
-    """
-    if status is Status.COMPLETE:
-        return "awaiting_review" if human_closure else "done"
-    if status is Status.GATED:
-        return "escalated"
-    return "failed"
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -118,6 +44,129 @@ class ToolCallRecord:
     """Unix time answering it began; None when not measured (answered by the loop itself)."""
     ended_at: float | None = None
     """Unix time it was answered; None when not measured."""
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class SpendLine:
+    """What one model spent in one role (``agent`` or ``verifier``)."""
+
+    model: str
+    """``provider:model``."""
+    role: str
+    """``agent`` or ``verifier``."""
+    calls: int = 0
+    """Model calls charged."""
+    usage: Usage = NO_USAGE
+    """Their usage, summed."""
+    usd: float | None = 0.0
+    """Their cost; None when the model has no known price."""
+
+    def as_data(self) -> dict[str, Any]:
+        """A JSON-ready object (certificates, reports, the store)."""
+        u = self.usage
+        return {
+            "model": self.model,
+            "role": self.role,
+            "calls": self.calls,
+            "input_tokens": u.input_tokens,
+            "output_tokens": u.output_tokens,
+            "cache_read_tokens": u.cache_read_tokens,
+            "cache_write_tokens": u.cache_write_tokens,
+            "usd": None if self.usd is None else round(self.usd, 8),
+        }
+
+    @classmethod
+    def from_data(cls, data: Mapping[str, Any]) -> SpendLine:
+        """The inverse of `as_data`."""
+        usd = data.get("usd")
+        return cls(
+            model=str(data.get("model", "")),
+            role=str(data.get("role", "agent")),
+            calls=int(data.get("calls", 0)),
+            usage=Usage(
+                input_tokens=int(data.get("input_tokens", 0)),
+                output_tokens=int(data.get("output_tokens", 0)),
+                cache_read_tokens=int(data.get("cache_read_tokens", 0)),
+                cache_write_tokens=int(data.get("cache_write_tokens", 0)),
+            ),
+            usd=None if usd is None else float(usd),
+        )
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class Spend:
+    """A task's spend so far, by model and role."""
+
+    lines: tuple[SpendLine, ...] = ()
+    """One line per (model, role), in first-charged order."""
+
+    @property
+    def tokens(self) -> int:
+        """Input plus output tokens over every line."""
+        return sum(line.usage.total_tokens for line in self.lines)
+
+    @property
+    def usd(self) -> float:
+        """USD over every priced line."""
+        return sum(line.usd or 0.0 for line in self.lines)
+
+    @property
+    def calls(self) -> int:
+        """Model calls over every line."""
+        return sum(line.calls for line in self.lines)
+
+    def by_role(self, role: str) -> Spend:
+        """The lines of one role."""
+        return Spend(lines=tuple(line for line in self.lines if line.role == role))
+
+    def __add__(self, other: Spend) -> Spend:
+        lines = {(line.model, line.role): line for line in self.lines}
+        for line in other.lines:
+            had = lines.get((line.model, line.role))
+            if had is None:
+                lines[(line.model, line.role)] = line
+            else:
+                usd = None if had.usd is None or line.usd is None else had.usd + line.usd
+                lines[(line.model, line.role)] = replace(
+                    had, calls=had.calls + line.calls, usage=had.usage + line.usage, usd=usd
+                )
+        return Spend(lines=tuple(lines.values()))
+
+    def as_data(self) -> dict[str, Any]:
+        """A JSON-ready object: totals and the lines."""
+        return {
+            "tokens": self.tokens,
+            "usd": round(self.usd, 8),
+            "calls": self.calls,
+            "lines": [line.as_data() for line in self.lines],
+        }
+
+    @classmethod
+    def from_data(cls, data: Any) -> Spend:
+        """The inverse of `as_data`; anything unreadable is no spend."""
+        if not isinstance(data, Mapping) or not isinstance(data.get("lines"), list):
+            return cls()
+        return cls(
+            lines=tuple(SpendLine.from_data(x) for x in data["lines"] if isinstance(x, Mapping))
+        )
+
+    def render(self) -> str:
+        """A few lines for a person: one per model and role, then the total."""
+        rows = [
+            f"- {line.role} {line.model}: {line.calls} call(s), "
+            f"{line.usage.input_tokens} in / {line.usage.output_tokens} out tokens"
+            + (f" (cache {line.usage.cache_read_tokens} read, "
+               f"{line.usage.cache_write_tokens} written)"
+               if line.usage.cache_read_tokens or line.usage.cache_write_tokens else "")
+            + (", price unknown" if line.usd is None else f", ${line.usd:.6f}")
+            for line in self.lines
+        ]  # fmt: skip
+        rows.append(f"- total: {self.calls} call(s), {self.tokens} tokens, ${self.usd:.6f}")
+        return "\n".join(rows)
+
+
+NO_SPEND = Spend()
+"""Nothing spent (shared: a `Spend` is frozen)."""
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -144,6 +193,9 @@ class RunResult:
     """Why the run ended, for people."""
     turns: tuple[Turn, ...] = ()
     """Every classified turn, in order."""
+    spend: Spend = NO_SPEND
+    """The spend of the task budget this run charged (every role's, earlier runs' included);
+    empty when the run had none."""
 
     @property
     def complete(self) -> bool:

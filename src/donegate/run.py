@@ -6,14 +6,12 @@ they wait: the sync driver runs parallel tool calls on threads, the async one ga
 
 from __future__ import annotations
 
-import asyncio
 import os
 import threading
 import time
 from collections.abc import AsyncIterator, Callable, Generator, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
-from typing import Any, TypedDict, Unpack, assert_never
+from typing import TYPE_CHECKING, Any, TypedDict, Unpack, assert_never
 
 from donegate.actions import Action, CallModel, Gate, Judge, RunTools
 from donegate.errors import UserError
@@ -24,7 +22,15 @@ from donegate.messages import Message, ToolCall, ToolResult, Turn
 from donegate.models.base import Model, ModelSettings
 from donegate.models.infer import infer_model
 from donegate.results import RunResult, ToolCallRecord
+from donegate.spend import Budget, Meter
 from donegate.tools import EffectLedger, Tool, as_tool, begin_effect, error_result
+
+if TYPE_CHECKING:
+    from concurrent.futures import ThreadPoolExecutor
+
+# asyncio and concurrent.futures are imported inside the functions that use them (an async
+# function runs under an event loop, so asyncio is loaded by then): `import donegate` and a
+# synchronous run with one tool at a time never load them.
 
 __all__ = ["RunOptions", "arun", "run", "stream"]
 
@@ -49,7 +55,11 @@ class RunOptions(TypedDict, total=False):
     policies: Policies | None
     """What to do with each non-final ending."""
     budget_tokens: int | None
-    """Stop with ``budget_exceeded`` once this many tokens are used."""
+    """Input plus output tokens for the whole run: a call that cannot fit is not made (the run
+    ends ``budget_exceeded``), one that can has its ``max_tokens`` clipped to what is left."""
+    meter: Meter | None
+    """A task budget's view (`donegate.spend.Budget.meter`): consulted before each call,
+    charged after; the run ends ``budget_exceeded`` when a call cannot fit."""
     model_name: str | None
     """The model's name when `model` is an SDK client."""
     run_id: str | None
@@ -84,11 +94,18 @@ def _config(model: Model | str | Any, options: RunOptions) -> LoopConfig:
         max_steps=max_steps,
         policies=options.get("policies") or _POLICIES,
         finish=finish,
-        budget_tokens=options.get("budget_tokens"),
+        meter=_meter(options),
         run_id=options.get("run_id") or "run",
         gate=options.get("gate"),
         sink=events if (events := options.get("events")) is not None else _NO_EVENTS,
     )
+
+
+def _meter(options: RunOptions) -> Meter | None:
+    meter, tokens = options.get("meter"), options.get("budget_tokens")
+    if meter is None and tokens is not None:
+        return Budget(tokens=tokens).meter("agent")
+    return meter
 
 
 # the defaults, made once: frozen, so every run can share them
@@ -181,6 +198,8 @@ async def _execute_async(
     call, tool, key = planned
     if tool is None or not tool.is_async:
         if threaded:  # plain functions called side by side run on threads
+            import asyncio
+
             return await asyncio.to_thread(_execute_sync, planned, ledger, step)
         return _execute_sync(planned, ledger, step)
     if key is not None and ledger is not None:
@@ -211,6 +230,8 @@ def _tool_threads() -> ThreadPoolExecutor:
     """
     kept: tuple[int, ThreadPoolExecutor] | None = getattr(_pools, "kept", None)
     if kept is None or kept[0] != os.getpid():
+        from concurrent.futures import ThreadPoolExecutor
+
         kept = _pools.kept = (os.getpid(), ThreadPoolExecutor(8, "donegate-tool"))
     return kept[1]
 
@@ -251,6 +272,8 @@ async def drive_async(
     sink: EventSink | None = None,
 ) -> RunResult:
     """Run the algorithm with async I/O; with `streaming`, text deltas become events."""
+    import asyncio
+
     outcome: Any = None
     while True:
         try:
@@ -324,6 +347,8 @@ async def stream(
 
     The `RunEnded` result equals what `arun` returns for the same script.
     """
+    import asyncio
+
     queue: asyncio.Queue[Event | None] = asyncio.Queue()
 
     def enqueue(event: Event) -> None:

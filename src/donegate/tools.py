@@ -13,19 +13,20 @@ again: `EffectOutcomeUnknown` (`begin_effect`).
 
 from __future__ import annotations
 
-import asyncio
 import inspect
 import json
+import sys
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import Any, Protocol, get_type_hints, overload
+from typing import TYPE_CHECKING, Any, Protocol, get_type_hints, overload
 
-import pydantic
-
+from donegate.codec import canonical_json
 from donegate.errors import EffectDivergence, EffectOutcomeUnknown
 from donegate.messages import ToolCall, ToolResult
 from donegate.models.base import ToolSpec
+
+if TYPE_CHECKING:  # imported where used (a tool made from a function, an async tool): the
+    import pydantic  # root and the paths that make no tool from a signature stay light
 
 __all__ = [
     "IDEMPOTENCY_KEY",
@@ -43,6 +44,33 @@ __all__ = [
 
 IDEMPOTENCY_KEY = "idempotency_key"
 """A tool parameter of this name gets the call's idempotency key; the model never sees it."""
+
+
+def _inline_enums(schema: dict[str, Any]) -> dict[str, Any]:
+    """The schema with each enum parameter's ``$ref`` replaced by its values: pydantic puts an
+    `Enum` in ``$defs``, and a tool's parameters read plainest (to a model and to every
+    provider's schema dialect) as ``{"type": "string", "enum": [...]}`` in place."""
+    defs = schema.get("$defs", {})
+    enums = {f"#/$defs/{k}": v for k, v in defs.items() if isinstance(v, dict) and "enum" in v}
+    if not enums:
+        return schema
+
+    def inline(node: Any) -> Any:
+        if isinstance(node, dict):
+            ref = node.get("$ref")
+            if isinstance(ref, str) and ref in enums:
+                found = {k: v for k, v in enums[ref].items() if k not in ("title", "description")}
+                return {**found, **{k: inline(v) for k, v in node.items() if k != "$ref"}}
+            return {k: inline(v) for k, v in node.items()}
+        if isinstance(node, list):
+            return [inline(v) for v in node]
+        return node
+
+    out: dict[str, Any] = inline({k: v for k, v in schema.items() if k != "$defs"})
+    rest = {k: v for k, v in defs.items() if f"#/$defs/{k}" not in enums}
+    if rest:
+        out["$defs"] = rest
+    return out
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -117,8 +145,10 @@ class Tool:
             default = ... if param.default is param.empty else param.default
             fields[pname] = (annotation, default)
         tool_name = name or function.__name__
+        import pydantic
+
         model = pydantic.create_model(f"{tool_name}_arguments", **fields)
-        schema = model.model_json_schema()
+        schema = _inline_enums(model.model_json_schema())
         schema.pop("title", None)
         for prop in schema.get("properties", {}).values():
             if isinstance(prop, dict):
@@ -143,9 +173,11 @@ class Tool:
         if self.validator is None:
             args = dict(call.arguments or {})
         else:
+            from pydantic import ValidationError  # loaded already: the validator is a model
+
             try:
                 model = self.validator.model_validate(call.arguments or {})
-            except pydantic.ValidationError as exc:
+            except ValidationError as exc:
                 problems = "; ".join(
                     f"{'.'.join(str(p) for p in e['loc']) or '(arguments)'}: {e['msg']}"
                     for e in exc.errors()
@@ -167,6 +199,8 @@ class Tool:
         try:
             value = self.function(**args)
             if inspect.isawaitable(value):
+                import asyncio
+
                 value = asyncio.run(_await(value))
         except Exception as exc:
             return error_result(call, f"{self.name} raised {type(exc).__name__}: {exc}")
@@ -199,8 +233,13 @@ def render_output(value: Any) -> str:
     """A tool's return value as the text the model reads."""
     if isinstance(value, str):
         return value
-    if not isinstance(value, (dict, list)) and isinstance(value, pydantic.BaseModel):
-        return value.model_dump_json()
+    loaded = sys.modules.get("pydantic")  # not imported: `value` cannot be a pydantic model
+    if (
+        loaded is not None
+        and not isinstance(value, (dict, list))
+        and isinstance(value, loaded.BaseModel)
+    ):
+        return str(value.model_dump_json())
     return _OUTPUT.encode(value)
 
 
@@ -307,7 +346,7 @@ def _signature(call: ToolCall) -> str:
     args = call.arguments
     if args is None:
         return f"{call.name}({call.arguments_raw})"
-    return f"{call.name}({json.dumps(args, sort_keys=True, separators=(',', ':'), default=str)})"
+    return f"{call.name}({canonical_json(args)})"
 
 
 def ensure_same_call(key: str, recorded: ToolCall, asking: ToolCall) -> None:
@@ -395,6 +434,9 @@ def _settled(value: Any) -> Any:
     """A reconcile's answer; an awaitable one is awaited (on a thread inside a running loop)."""
     if not inspect.isawaitable(value):
         return value
+    import asyncio
+    from concurrent.futures import ThreadPoolExecutor
+
     try:
         asyncio.get_running_loop()
     except RuntimeError:

@@ -336,8 +336,10 @@ class Session:
                     "--json", "--max-continuations", str(max_continuations),
                     "--", *self.agent_argv()]  # fmt: skip
         else:
+            # --no-doctor: the doctor's own CLI run is tested in test_doctor_live.py
             install = [sys.executable, "-m", "donegate", "hook", "install", self.cli.kind,
-                       "--task", str(self.task), "--dir", str(self.work)]  # fmt: skip
+                       "--task", str(self.task), "--dir", str(self.work),
+                       "--no-doctor"]  # fmt: skip
             if self.cli.kind == "codex":
                 install.append("--trust")
             done = _run(install, self.work, env)

@@ -24,17 +24,20 @@ import pytest
 
 from tests.agents_e2e._agents import CLAUDE, CLAUDE_NEW, FILES, Cli, Emulate, Mode, Session
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.e2e]
 
 RECORD = "import sys; open(sys.argv[1], 'a').write(sys.stdin.read().strip() + '\\n')"
 
 
 def recorder(session: Session) -> Path:
-    """A Stop hook appending Claude Code's hook input to a log; returns the log's path."""
-    log = session.root / "stop-stdin.jsonl"
+    """A Stop hook appending Claude Code's hook input to a log; returns the log's path.
+
+    The log is in the project's ``.claude`` folder: under ``exec`` with the sandbox the hook runs
+    inside it, where only the workdir (and the CLI's own folders) can be written."""
+    (session.work / ".claude").mkdir()
+    log = session.work / ".claude" / "stop-stdin.jsonl"
     command = shlex.join([sys.executable, "-c", RECORD, str(log)])
     settings = {"hooks": {"Stop": [{"hooks": [{"type": "command", "command": command}]}]}}
-    (session.work / ".claude").mkdir()
     (session.work / ".claude" / "settings.json").write_text(json.dumps(settings))
     return log
 

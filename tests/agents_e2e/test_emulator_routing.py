@@ -38,7 +38,7 @@ def test_each_request_is_answered_by_the_script_whose_prompt_it_carries() -> Non
             "main one"
         )
         # A forked subagent carries the main prompt too: the latest prompt said decides.
-        with pytest.raises(anthropic.InternalServerError, match="script has 1 turns"):
+        with pytest.raises(anthropic.InternalServerError, match="script has 1 turn"):
             ask(emu, "migrate the endpoints", "SUBAGENT: write api/refunds.py")
         assert ask(emu, "migrate the endpoints") == "main two"
         served = [(e["conversation"], e["turn"]) for e in emu.requests]

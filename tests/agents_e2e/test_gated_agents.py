@@ -18,12 +18,14 @@ import sys
 from pathlib import Path
 
 import pytest
+import yaml
 
 from donegate.harness.checks import run_checks
 from donegate.harness.spec import load_task
+from donegate.sandbox import resolve
 from tests.agents_e2e._agents import ALL, CHECK_PREFIX, FILES, Cli, Emulate, Mode, Run, Session
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.e2e]
 
 MODES: tuple[Mode, ...] = ("exec", "install")
 TICKED = {  # the items each todos_ticked.yaml creates and ticks
@@ -33,6 +35,11 @@ TICKED = {  # the items each todos_ticked.yaml creates and ticks
 }
 each_cli = pytest.mark.parametrize("cli", ALL, ids=[c.label for c in ALL])
 each_mode = pytest.mark.parametrize("mode", MODES)
+
+
+def isolation() -> str:
+    """The backend exec runs the CLIs under here: ``sandbox`` wherever bwrap works (CI)."""
+    return resolve().backend
 
 
 def written(session: Session) -> list[str]:
@@ -63,6 +70,7 @@ def test_a_progress_report_is_continued_to_done(cli: Cli, mode: Mode, tmp_path: 
     if mode == "exec":
         assert run.summary is not None
         assert (run.summary["status"], run.summary["continuations"]) == ("done", 1)
+        assert run.summary["isolation"]["backend"] == isolation()  # the whole CLI in bwrap
         assert run.summary["agent"]["name"] == cli.kind
         assert failed_checks(run) == []
         certificate = run.summary["certificate"]
@@ -147,10 +155,28 @@ def test_an_unreadable_task_file_blocks_fail_closed_then_escalates(
     cli: Cli, mode: Mode, tmp_path: Path
 ) -> None:
     session = Session(cli, tmp_path)
-    with Emulate(*session.scripts("unreadable_task")) as emu:
+    sandboxed = mode == "exec" and isolation() == "sandbox"
+    scripts = session.scripts("unreadable_task")
+    if sandboxed:  # the script's last stop is never reached (the gate escalates one sooner)
+        scripts = [_first_turns(path, 6, tmp_path) for path in scripts]
+    with Emulate(*scripts) as emu:
         run = session.run(emu, mode, max_continuations=3)
         run.assert_exhausted(emu)
 
+    if sandboxed:
+        # exec's sandbox: the task file is out of the agent's reach (its rm fails), so every
+        # stop is judged on the checks: blocked three times, then escalated.
+        assert session.task.is_file(), run.explain()
+        assert len(run.requests) == 6, run.explain()
+        assert run.gate_messages() == [2, 4, 5], run.explain()
+        assert run.gate_messages("Is a directory") == [], run.explain()
+        [report] = run.reports()
+        assert (report["continuations"], report["max_continuations"]) == (3, 3)
+        assert run.code == 3, run.explain()
+        assert run.summary is not None
+        assert (run.summary["status"], run.summary["continuations"]) == ("escalated", 3)
+        assert failed_checks(run) == [f"{CHECK_PREFIX} c.txt", f"{CHECK_PREFIX} d.txt"]
+        return
     assert session.task.is_dir()  # the agent's shell made the hook's task file unreadable
     # Blocked once on the checks while the task could be read; then each stop the gate could
     # not judge was blocked too (the OS error names why), three times, then escalated.
@@ -167,3 +193,12 @@ def test_an_unreadable_task_file_blocks_fail_closed_then_escalates(
         assert (run.summary["status"], run.summary["continuations"]) == ("escalated", 4)
         assert Path(run.summary["escalation"]["json"]).is_file()
         assert run.summary["certificate"] is None
+
+
+def _first_turns(script: Path, n: int, folder: Path) -> Path:
+    """A copy of `script` holding only its first `n` turns."""
+    data = yaml.safe_load(script.read_text())
+    data["turns"] = data["turns"][:n]
+    out = folder / f"{script.stem}-first-{n}.yaml"
+    out.write_text(yaml.safe_dump(data, sort_keys=False))
+    return out

@@ -14,7 +14,7 @@ import pytest
 
 from tests.agents_e2e._agents import FILES, GEMINI, Emulate, Mode, Session
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.e2e]
 
 
 @pytest.mark.parametrize("mode", ["exec", "install"])

@@ -13,7 +13,7 @@ import pytest
 
 from tests.agents_e2e._agents import ALL, Cli
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.e2e]
 
 PINS = {
     "claude": "DONEGATE_CLAUDE_OLDEST",

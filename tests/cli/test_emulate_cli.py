@@ -19,6 +19,8 @@ import donegate
 from donegate.testing import Emulator, ScriptedModel, load_script
 
 SCRIPTS = Path(__file__).resolve().parents[1] / "scripts"
+# Each test starts `donegate emulate`/`record` (or the entry point) as a process of its own.
+pytestmark = pytest.mark.slow
 
 
 @contextmanager

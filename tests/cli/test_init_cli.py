@@ -3,21 +3,18 @@ overwrites."""
 
 from __future__ import annotations
 
-import os
 import re
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
+from tests._cli import donegate as in_process
+
 
 def donegate(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "DONEGATE_HOME": str(cwd / "home"), "COLUMNS": "200"}
-    return subprocess.run(
-        [sys.executable, "-m", "donegate", *args],
-        cwd=cwd, capture_output=True, text=True, env=env, timeout=120,
-    )  # fmt: skip
+    env = {"DONEGATE_HOME": str(cwd / "home"), "COLUMNS": "200"}
+    return in_process(*args, cwd=cwd, env=env)  # output, files and exit codes: no process needed
 
 
 def test_init_then_run_exits_0_with_the_gate_at_work(tmp_path: Path) -> None:

@@ -18,6 +18,7 @@ import pytest
 import yaml
 
 from donegate.cli import main
+from tests.review.helpers import reviewer_file_at
 
 AGENT = {
     "prompt": "write calc.py",
@@ -49,6 +50,13 @@ def donegate(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, 
         code = exc.code if isinstance(exc.code, int) else 1
     out = capsys.readouterr()
     return code, out.out, out.err
+
+
+@pytest.fixture(autouse=True)
+def _in_tmp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A task without a workdir runs where it was submitted: never the repository's root (the
+    stray calc.py came from here)."""
+    monkeypatch.chdir(tmp_path)
 
 
 def project(root: Path, **task: Any) -> Path:
@@ -127,7 +135,7 @@ def test_tasks_show_prints_ticked_items_and_markup_as_stored(
     code, out, _ = donegate(capsys, "tasks", "show", "calc", "--db", db)
     assert code == 0
     assert "  [x] [bold]write[/] it" in out.splitlines()
-    assert "type=[red]calc[/]" in out
+    assert "type [red]calc[/]" in out
 
 
 def test_escalations_are_reached_by_task_id_as_well_as_by_number(
@@ -146,7 +154,9 @@ def test_escalations_are_reached_by_task_id_as_well_as_by_number(
     assert code == 0 and out.startswith(f"escalation {by_task['stuck']} (open) of task stuck\n")
     code, out, _ = donegate(capsys, "escalations", "show", "7", "--db", db)
     assert code == 0 and out.startswith(f"escalation {by_task['7']} (open) of task 7\n")
-    code, out, _ = donegate(capsys, "escalations", "resolve", "stuck", "--note", "done", "--db", db)
+    ann = str(reviewer_file_at(db, tmp_path))
+    code, out, _ = donegate(capsys, "escalations", "resolve", "stuck", "--note", "done", "--db", db,
+                            "--token-file", ann)  # fmt: skip
     assert (code, out) == (0, f"escalation {by_task['stuck']}: resolved; task stuck\n")
     code, out, _ = donegate(capsys, "escalations", "show", str(by_task["stuck"]), "--db", db)
     assert code == 0 and "(resolved)" in out.splitlines()[0]
@@ -154,6 +164,7 @@ def test_escalations_are_reached_by_task_id_as_well_as_by_number(
     assert (code, err) == (2, "donegate: no escalation nobody\n")
 
 
+@pytest.mark.slow
 def test_printed_paths_survive_a_narrow_pipe(tmp_path: Path) -> None:
     """``run`` piped (rich would wrap at 80 columns) at COLUMNS=60: every path is whole."""
     deep = tmp_path / ("a-folder-with-a-long-name-" * 3) / "project"

@@ -4,22 +4,17 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+
+from tests._cli import donegate as in_process
 
 SCRIPTS = Path(__file__).resolve().parents[1] / "scripts"
 
 
 def donegate(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "donegate", *args],
-        input=stdin,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    return in_process(*args, input=stdin)  # output and exit codes: no process needed
 
 
 def test_classify_prints_one_json_object() -> None:

@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 import json
-import os
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
+
+from tests._cli import donegate as in_process
 
 SCRIPTS = Path(__file__).resolve().parents[1] / "scripts" / "harness"
 ENDPOINTS = ("users", "orders", "products", "carts", "payments", "invoices")
@@ -19,15 +19,9 @@ ENDPOINTS = ("users", "orders", "products", "carts", "payments", "invoices")
 def donegate(
     *args: str, stdin: str | None = None, cwd: Path | None = None, env: dict[str, str] | None = None
 ) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "donegate", *args],
-        input=stdin,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        cwd=cwd,
-        env={**os.environ, **env} if env else None,
-    )
+    """Exit code, stdout and stderr of ``donegate ARGS`` in-process (no process start-up to pay;
+    the real entry point's exit codes: tests/cli/test_bad_input.py's installed-entry-point test)."""
+    return in_process(*args, input=stdin, cwd=cwd, env=env)
 
 
 def task_file(root: Path, **fields: Any) -> Path:
@@ -100,6 +94,10 @@ def test_run_failed_exits_4_with_the_loop_reason(tmp_path: Path) -> None:
     assert summary["status"] == "failed"
     assert summary["reason"] == "refused: the model refused"
     assert summary["model_calls"] == 1
+    # the report docs/tasks.md promises for a failed run, where an escalated one goes
+    report = Path(summary["escalation"]["markdown"])
+    assert report.parent.name == "escalations" and report.is_file()
+    assert "refused: the model refused" in report.read_text()
 
 
 def test_run_prints_a_readable_result_without_json(tmp_path: Path) -> None:
@@ -174,3 +172,20 @@ def test_demo_runs_offline(tmp_path: Path) -> None:
     assert "(len(values) + 1)" in (tmp_path / "naive" / "stats.py").read_text()
     assert "(len(values) + 1)" not in (tmp_path / "gated" / "stats.py").read_text()
     assert donegate("verify", str(cert)).returncode == 0
+
+
+def test_run_budget_flags_set_the_tasks_budget(tmp_path: Path) -> None:
+    task = migration(tmp_path)
+    model = f"script:{SCRIPTS / 'migration.yaml'}"
+    out = donegate("run", str(task), "--model", model, "--budget-tokens", "1", "--json")
+    assert out.returncode == 3, out.stderr
+    summary = json.loads(out.stdout)
+    assert (summary["status"], summary["model_calls"]) == ("escalated", 0)  # no call fits
+    assert summary["reason"].startswith("budget exhausted: the next agent call needs ~")
+    assert summary["spend"]["calls"] == 0 and summary["escalation"]["json"]
+    unknown = task_file(tmp_path, closure="model", model="openai:no-such-model-xyz")
+    out = donegate("run", str(unknown), "--budget-usd", "0.5")
+    assert out.returncode == 2 and out.stdout == ""
+    errors = [line for line in out.stderr.splitlines() if "warning:" not in line]  # preflight's
+    assert len(errors) == 1, out.stderr
+    assert "no price is known for model 'openai:no-such-model-xyz'" in errors[0]

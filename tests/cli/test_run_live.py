@@ -9,7 +9,12 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from donegate.harness.scaffold import scaffold
+
+# Each test runs `donegate run` as a process (a pipe, a terminal): the output a user sees.
+pytestmark = pytest.mark.slow
 
 STUCK = "turns:\n" + "".join(f"  - text: 'Done, really ({i}).'\n" for i in range(3))
 

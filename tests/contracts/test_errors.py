@@ -99,3 +99,10 @@ def test_errors_py_imports_nothing_from_donegate() -> None:
         for alias in node.names
     ]
     assert [m for m in imported if m and m.startswith("donegate")] == []
+
+
+def test_one_turn_is_one_turn_not_1_turns() -> None:
+    from donegate.errors import ScriptExhausted
+
+    assert str(ScriptExhausted(1, 1)) == "model called 1 time but script has 1 turn"
+    assert str(ScriptExhausted(2, 3)) == "model called 2 times but script has 3 turns"

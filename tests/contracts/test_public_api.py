@@ -64,15 +64,45 @@ def test_public_dataclasses_are_keyword_only() -> None:
     assert not offenders, offenders
 
 
-def test_importing_donegate_imports_no_provider_sdk() -> None:
+def test_importing_donegate_imports_nothing_heavy() -> None:
     code = (
         "import sys, donegate\n"
-        "bad = [m for m in ('openai', 'anthropic', 'google.genai', 'httpx2', 'sqlalchemy',"
-        " 'celery') if m in sys.modules]\n"
+        "bad = [m for m in ('openai', 'anthropic', 'google.genai', 'httpx', 'httpx2', 'sqlalchemy',"
+        " 'celery', 'pydantic_ai', 'agents', 'langchain', 'langchain_core', 'langgraph',"
+        " 'langchain_openai', 'temporalio',"
+        " 'pydantic', 'jsonschema', 'yaml', 'cryptography', 'asyncio', 'rich', 'click',"
+        " 'donegate.integrations', 'donegate.loop', 'donegate.harness') if m in sys.modules]\n"
         "print(bad)\n"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+def test_the_integrations_package_imports_no_framework_until_one_is_asked_for() -> None:
+    code = (
+        "import sys, donegate.integrations\n"
+        "frameworks = ('pydantic_ai', 'agents', 'langchain', 'langchain_core', 'langgraph',"
+        " 'langchain_openai', 'temporalio')\n"
+        "before = [m for m in frameworks if m in sys.modules]\n"
+        "import donegate.integrations.langchain\n"
+        "print(before, 'langgraph' in sys.modules)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.split() == ["[]", "True"]  # the langchain one does import its framework
+
+
+def test_the_root_names_load_on_first_use_and_stay_the_functions() -> None:
+    # the `donegate.run` module imported first (as the gate's runner does), then the function
+    code = (
+        "import sys, donegate.harness.runner, donegate\n"
+        "from donegate import run, classify\n"
+        "import donegate.run as by_path\n"
+        "print(donegate.run is run is by_path, donegate.run.__module__, callable(classify),"
+        " sys.modules['donegate.run'] is not run)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.split() == ["True", "donegate.run", "True", "True"]
+    assert donegate.run.__module__ == "donegate.run" and callable(donegate.run)
 
 
 def test_the_gate_is_reachable_from_the_root() -> None:

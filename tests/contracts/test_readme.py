@@ -28,3 +28,15 @@ def test_readme_names_the_two_commands_ci_relies_on() -> None:
     # CI runs both commands as the README writes them: it reads them from the README itself.
     assert "# run the main job" in text and "# set up and pass every check" in text
     assert "/^# run the main job/" in ci and "/^# set up and pass every check/" in ci
+
+
+def test_the_readme_test_command_runs_every_test() -> None:
+    # CI runs this line verbatim, and CI must run every test: the fast tier (./scripts/check's
+    # default, a marker expression) would leave the slow and e2e tests out.
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    line = text.partition("# set up and pass every check")[2].splitlines()[1]
+    assert line.split() == ["./scripts/check", "--all"]
+    script = (ROOT / "scripts" / "check").read_text(encoding="utf-8")
+    assert re.search(r"^  --all\)\n    TIER=all$", script, re.M)
+    assert re.search(r"^  all\) MARKERS=\(\) ;;$", script, re.M)
+    assert 'FAST_TIER="not slow and not e2e"' in script

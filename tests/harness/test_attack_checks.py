@@ -23,10 +23,11 @@ import pytest
 
 from donegate.errors import UserError
 from donegate.harness.builtin_tools import Workspace
-from donegate.harness.checks import CheckResult, check_sources, run_check, run_checks
-from donegate.harness.evidence import EVIDENCE_OUTPUT_CAP
+from donegate.harness.checks import check_sources, run_check, run_checks
 from donegate.harness.runner import run_task
 from donegate.harness.spec import TaskSpec, load_task
+from donegate.records.check import CheckResult
+from donegate.records.evidence import EVIDENCE_OUTPUT_CAP
 from donegate.testing.player import ScriptedModel
 from donegate.testing.script import parse_script
 
@@ -277,33 +278,39 @@ def run_timed(data: dict[str, Any], work: Path) -> tuple[CheckResult, float]:
     return result, took
 
 
-def test_a_run_check_leaving_a_setsid_child_returns_in_time(work: Path) -> None:
+def test_a_run_check_leaving_a_setsid_child_returns_in_time(
+    work: Path, room_of: Callable[[Path], Path], process_checks: None
+) -> None:
     command = ["sh", "-c", "setsid sleep 40 & echo $! > daemon.pid; exit 1"]
     result, took = run_timed({"run": command}, work)
     assert took < BOUND
     assert (result.passed, result.exit_code) == (False, 1)
-    assert killed(work / "daemon.pid")
+    assert killed(room_of(work) / "daemon.pid")
 
 
-def test_a_run_check_that_hangs_with_a_setsid_child_times_out_in_time(work: Path) -> None:
+def test_a_run_check_that_hangs_with_a_setsid_child_times_out_in_time(
+    work: Path, room_of: Callable[[Path], Path], process_checks: None
+) -> None:
     command = ["sh", "-c", "setsid sleep 40 & echo $! > daemon.pid; sleep 30"]
     result, took = run_timed({"run": command}, work)
     assert took < BOUND
     assert (result.passed, result.detail) == (False, f"timed out after {TIMEOUT:g}s")
-    assert killed(work / "daemon.pid")
+    assert killed(room_of(work) / "daemon.pid")
 
 
 @pytest.mark.parametrize("mode", ["exit", "hang", "scrubbed"])
-def test_a_run_check_with_a_double_forked_daemon_returns_in_time(work: Path, mode: str) -> None:
+def test_a_run_check_with_a_double_forked_daemon_returns_in_time(
+    work: Path, mode: str, room_of: Callable[[Path], Path], process_checks: None
+) -> None:
     result, took = run_timed({"run": [PY, "daemon.py", mode]}, work)
     assert took < BOUND
     assert not result.passed if mode == "hang" else result.exit_code == 0
     assert "daemon started" in result.output
-    assert killed(work / "daemon.pid")
+    assert killed(room_of(work) / "daemon.pid")
 
 
 def test_a_python_check_that_hangs_with_a_setsid_child_times_out_in_time(
-    work: Path, tmp_path: Path
+    work: Path, tmp_path: Path, room_of: Callable[[Path], Path], process_checks: None
 ) -> None:
     (tmp_path / "hanging.py").write_text(
         "import subprocess, time\n"
@@ -318,7 +325,7 @@ def test_a_python_check_that_hangs_with_a_setsid_child_times_out_in_time(
     result, took = timed(lambda: run_check(spec.checks[0], workdir=work, timeout=TIMEOUT))
     assert took < BOUND
     assert (result.passed, result.detail) == (False, f"timed out after {TIMEOUT:g}s")
-    assert killed(work / "daemon.pid")
+    assert killed(room_of(work) / "daemon.pid")
 
 
 @pytest.mark.parametrize(

@@ -18,6 +18,7 @@ from typing import Any
 
 import pytest
 import yaml
+from tests.sandbox.attacks import SKIP_ALL
 
 from donegate.harness.certificate import approve_certificate, verify_certificate
 from donegate.harness.runner import TaskResult, run_task
@@ -29,10 +30,6 @@ PYTEST = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider"]
 BUGGY = "def double(x):\n    return x + x + 1\n"
 FIXED = "def double(x):\n    return 2 * x\n"
 TEST_CALC = "from calc import double\n\n\ndef test_double():\n    assert double(2) == 4\n"
-SKIP_ALL = (
-    "import pytest\n\n\ndef pytest_collection_modifyitems(items):\n"
-    "    for item in items:\n        item.add_marker(pytest.mark.skip(reason='later'))\n"
-)
 
 
 def repo(root: Path) -> Path:
@@ -83,11 +80,12 @@ def nudges(result: TaskResult) -> list[str]:
 
 
 def assert_tampering_caught(result: TaskResult, name: str) -> None:
-    """pytest went green, and the gate failed the claim on the protected file alone."""
+    """The gate failed the claim naming the protected file; and pytest, run in the clean room on
+    the protected files as they started, saw the bug the attack tried to hide."""
     assert result.status == "escalated", result.reason
     first = result.rounds[0]
     by_name = {c.name: c for c in first.checks}
-    assert by_name["tests"].passed, "the attack should have made the check pass"
+    assert not by_name["tests"].passed, "the room runs the start snapshot, not the attack"
     assert by_name[name].passed is False and by_name[name].kind == "protect"
     assert nudges(result)[0].startswith(f"Not done yet: {name} (protected files must stay")
     assert result.escalation is not None
@@ -327,9 +325,15 @@ def test_closure_human_awaits_review_and_an_approval_closes_it_done(tmp_path: Pa
     assert Path(summary["escalation"]["markdown"]).read_text().startswith("# Awaiting review: calc")
     assert verify_certificate(pending) == (False, ["status: awaiting_review, not done"])
 
+    forged = donegate("escalations", "approve", str(pending), "--by", "ann", cwd=tmp_path)
+    assert forged.returncode == 2 and "needs a reviewer's secret" in forged.stderr  # a name alone
+    added = donegate("reviewers", "add", "ann", cwd=tmp_path)
+    assert added.returncode == 0, added.stderr
+    secret = tmp_path / "ann.token"
+    secret.write_text(added.stdout)
     approved = donegate(
         "escalations", "approve", str(pending), "--by", "ann", "--note", "read the diff",
-        cwd=tmp_path,
+        "--token-file", str(secret), cwd=tmp_path,
     )  # fmt: skip
     assert approved.returncode == 0, approved.stderr
     path = Path(approved.stdout.strip().rpartition("certificate ")[2])
@@ -339,6 +343,7 @@ def test_closure_human_awaits_review_and_an_approval_closes_it_done(tmp_path: Pa
     assert (review["approved_by"], review["note"]) == ("ann", "read the diff")
     assert review["approved_at"] >= cert["times"]["finished"]
     assert review["reviewed_certificate"] == json.loads(pending.read_text())["digest"]
+    assert review["channel"] == "cli" and review["os_user"]
     assert cert["closure"]["statement"] == f"approved by ann at {review['approved_at']}"
     assert donegate("verify", str(path), cwd=tmp_path).returncode == 0
     with pytest.raises(Exception, match="not awaiting review"):

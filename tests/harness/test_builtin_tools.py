@@ -208,8 +208,8 @@ def test_built_in_tool_schemas_are_computed_once_per_process(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from donegate.harness.checklist import Checklist
-    from donegate.harness.runner import build_tools
     from donegate.harness.spec import TaskSpec
+    from donegate.harness.task_tools import build_tools
     from donegate.messages import ToolCall
     from donegate.tools import Tool
 

@@ -15,11 +15,12 @@ from typing import Any
 import pytest
 
 from donegate.errors import UserError
-from donegate.harness.certificate import Certificate, certificate_digest, verify_certificate
-from donegate.harness.evidence import digest_text, transcript_digest
+from donegate.harness.certificate import certificate_digest, verify_certificate
 from donegate.harness.runner import TaskResult, run_task
-from donegate.harness.signing import sign
+from donegate.harness.signing import sign, signing_key
 from donegate.harness.spec import TaskSpec
+from donegate.records.certificate import Certificate
+from donegate.records.evidence import digest_text, transcript_digest
 from donegate.testing.player import ScriptedModel
 from donegate.testing.script import parse_script
 
@@ -69,7 +70,8 @@ def test_the_certificate_binds_task_checks_evidence_transcript_models_and_times(
     assert result.certificate is not None
     cert = load(result.certificate)
     assert (cert["kind"], cert["version"], cert["status"]) == ("donegate.certificate", 3, "done")
-    assert cert["signature"]["alg"] == "HMAC-SHA256"
+    assert cert["signature"]["alg"] == "Ed25519"
+    assert cert["key_id"] == cert["signature"]["key_id"] == signing_key(create=False).public.key_id
     assert cert["closure"] == {
         "mode": "checks", "backed_by_checks": True, "review": None,
         "statement": "every acceptance check (2) passed at the accepted claim",
@@ -207,9 +209,9 @@ def test_a_certificate_signed_with_another_key_is_refused(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     path = finished(tmp_path).certificate
-    monkeypatch.setenv("DONEGATE_SIGNING_KEY", "another harness's key, 32 chars")
+    monkeypatch.setenv("DONEGATE_SIGNING_KEY", "ed25519:" + "77" * 32)
     ok, problems = verify_certificate(path or "")
-    assert not ok and problems[0].startswith("signature: made with another key")
+    assert not ok and problems[0].startswith("signature: made with an untrusted key")
 
 
 @pytest.mark.parametrize("content", ["not json", '{"kind": "something else"}', None])

@@ -13,17 +13,13 @@ from typing import Any
 import pydantic
 import pytest
 
-from donegate.harness.certificate import (
-    Certificate,
-    certificate_digest,
-    load_certificate,
-    verify_certificate,
-)
-from donegate.harness.escalation import EscalationReport
-from donegate.harness.evidence import EVIDENCE_OUTPUT_CAP, transcript_digest
+from donegate.harness.certificate import certificate_digest, load_certificate, verify_certificate
 from donegate.harness.runner import TaskResult, run_task
 from donegate.harness.signing import sign
 from donegate.harness.spec import TaskSpec
+from donegate.records.certificate import Certificate
+from donegate.records.evidence import EVIDENCE_OUTPUT_CAP, transcript_digest
+from donegate.records.report import EscalationReport
 from donegate.testing.player import ScriptedModel
 from donegate.testing.script import parse_script
 
@@ -110,7 +106,7 @@ def test_the_typed_certificate_round_trips_and_is_frozen(tmp_path: Path) -> None
     assert Certificate.from_data(cert.as_data()) == cert
     assert (cert.version, cert.status, cert.evidence.count) == (3, "done", 2)
     assert cert.checks[0].name == "file_exists: f0.txt" and cert.checks[0].passed
-    assert cert.signature is not None and cert.signature.alg == "HMAC-SHA256"
+    assert cert.signature is not None and cert.signature.alg == "Ed25519"
     # the outputs the transcript refers to resolve to the run's own transcript
     assert transcript_digest(cert.transcript_messages()) == transcript_digest(result.run.transcript)
     with pytest.raises(pydantic.ValidationError):
@@ -143,6 +139,7 @@ def test_a_version_2_certificate_still_verifies(
         False, ["signature: does not match; the certificate was changed or forged"]
     )  # fmt: skip
     raw["digest"] = certificate_digest(raw)
+    monkeypatch.setenv("DONEGATE_SIGNING_KEY", "ed25519:" + "ab" * 32)  # an old secret signs none
     raw["signature"] = sign(raw)
     path.write_text(json.dumps(raw))
     assert verify_certificate(path, rerun=False) == (

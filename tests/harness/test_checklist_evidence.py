@@ -7,9 +7,11 @@ import json
 import pytest
 
 from donegate.events import ModelCalled, ToolCalled
-from donegate.harness.checklist import CHECKLIST_TOOL, Checklist, ChecklistUpdate
-from donegate.harness.evidence import Evidence, digest_text, record_digest
+from donegate.harness.checklist import Checklist
+from donegate.harness.evidence import Evidence
 from donegate.messages import Ending, Message, ToolCall, ToolResult, Turn
+from donegate.records.checklist import CHECKLIST_TOOL, ChecklistUpdate
+from donegate.records.evidence import digest_text, record_digest
 
 
 def called(step: int) -> ModelCalled:

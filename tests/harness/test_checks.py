@@ -20,14 +20,9 @@ from typing import Any
 import pytest
 
 from donegate.errors import MissingExtra, UserError
-from donegate.harness.checks import (
-    CHECK_OUTPUT_CAP,
-    CheckResult,
-    run_check,
-    run_checks,
-    schema_error,
-)
+from donegate.harness.checks import CHECK_OUTPUT_CAP, run_check, run_checks, schema_error
 from donegate.harness.spec import CheckSpec, TaskSpec
+from donegate.records.check import CheckResult
 
 PY = sys.executable
 
@@ -99,7 +94,9 @@ def _gone(pid: int) -> bool:
 
 
 @pytest.mark.skipif(not Path("/proc").is_dir(), reason="reads /proc")
-def test_a_timeout_kills_the_whole_process_group(tmp_path: Path) -> None:
+def test_a_timeout_kills_the_whole_process_group(
+    tmp_path: Path, room_of: Callable[[Path], Path], process_checks: None
+) -> None:
     code = (
         "import subprocess, sys, time;"
         "child = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(60)']);"
@@ -113,7 +110,7 @@ def test_a_timeout_kills_the_whole_process_group(tmp_path: Path) -> None:
     assert result.detail == "timed out after 1.5s"
     assert result.exit_code is None
     assert "started" in result.output
-    child = int((tmp_path / "child.pid").read_text())
+    child = int((room_of(tmp_path) / "child.pid").read_text())
     deadline = time.monotonic() + 5
     while not _gone(child) and time.monotonic() < deadline:
         time.sleep(0.05)

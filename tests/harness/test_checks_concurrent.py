@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -39,38 +40,46 @@ def spans(root: Path, names: list[str]) -> list[tuple[float, float]]:
     return out
 
 
-def test_run_checks_overlap_and_keep_their_declared_order(tmp_path: Path) -> None:
+def test_run_checks_overlap_and_keep_their_declared_order(
+    tmp_path: Path, room_of: Callable[[Path], Path], process_checks: None
+) -> None:
     # the first sleeps longest, so it ends last: declared order is not finishing order
     specs = checks(stamp("a", 1.5), stamp("b", 0.2), stamp("c", 0.2))
     results = run_checks(specs, tmp_path)
     assert [r.name for r in results] == ["a", "b", "c"]
     assert all(r.passed for r in results), [r.detail for r in results]
-    (_, a1), (b0, b1), (c0, c1) = spans(tmp_path, ["a", "b", "c"])
+    (_, a1), (b0, b1), (c0, c1) = spans(room_of(tmp_path), ["a", "b", "c"])
     assert b0 < a1 and c0 < a1  # b and c started while a still ran
     assert b1 < a1 and c1 < a1  # and ended before it
 
 
-def test_no_more_than_the_bound_run_at_once(tmp_path: Path) -> None:
+def test_no_more_than_the_bound_run_at_once(
+    tmp_path: Path, room_of: Callable[[Path], Path], process_checks: None
+) -> None:
     names = [f"n{i}" for i in range(5)]
     results = run_checks(checks(*(stamp(n, 0.4) for n in names)), tmp_path, concurrency=2)
     assert [r.name for r in results] == names and all(r.passed for r in results)
-    intervals = spans(tmp_path, names)
+    intervals = spans(room_of(tmp_path), names)
     at_once = max(sum(s <= t < e for s, e in intervals) for t, _ in intervals)
     assert at_once == 2
 
 
-def test_one_at_a_time_when_the_bound_is_one(tmp_path: Path) -> None:
+def test_one_at_a_time_when_the_bound_is_one(
+    tmp_path: Path, room_of: Callable[[Path], Path], process_checks: None
+) -> None:
     names = ["x", "y", "z"]
     run_checks(checks(*(stamp(n, 0.1) for n in names)), tmp_path, concurrency=1)
-    intervals = spans(tmp_path, names)
+    intervals = spans(room_of(tmp_path), names)
     assert all(intervals[i][1] <= intervals[i + 1][0] for i in range(2))
 
 
-def test_another_kind_of_check_waits_for_the_run_checks_before_it(tmp_path: Path) -> None:
+def test_another_kind_of_check_waits_for_the_run_checks_before_it(
+    tmp_path: Path, room_of: Callable[[Path], Path], process_checks: None
+) -> None:
     specs = checks(stamp("slow", 0.6), {"file_exists": "slow.span"}, stamp("after", 0.0))
     results = run_checks(specs, tmp_path)
     assert [r.passed for r in results] == [True, True, True]
-    (_, slow_end), (after_start, _) = spans(tmp_path, ["slow", "after"])
+    (_, slow_end), (after_start, _) = spans(room_of(tmp_path), ["slow", "after"])
     assert after_start >= slow_end  # the file check between them was a barrier
 
 
@@ -82,7 +91,9 @@ SPAWN = (
 
 
 @pytest.mark.skipif(sys.platform == "win32", reason="process groups")
-def test_timeouts_and_tree_kill_hold_for_checks_running_at_once(tmp_path: Path) -> None:
+def test_timeouts_and_tree_kill_hold_for_checks_running_at_once(
+    tmp_path: Path, room_of: Callable[[Path], Path], process_checks: None
+) -> None:
     specs = checks(
         *(
             {"run": [sys.executable, "-c", SPAWN, f"pid{i}"], "name": f"hang{i}", "timeout": 2}
@@ -93,7 +104,7 @@ def test_timeouts_and_tree_kill_hold_for_checks_running_at_once(tmp_path: Path) 
     assert [r.name for r in results] == ["hang0", "hang1", "hang2"]
     assert all(not r.passed and "timed out after 2s" in r.detail for r in results)
     for i in range(3):
-        pid = int((tmp_path / f"pid{i}").read_text())
+        pid = int((room_of(tmp_path) / f"pid{i}").read_text())
         assert not alive(pid), f"the grandchild {pid} of hang{i} outlived its check"
 
 
@@ -111,7 +122,9 @@ def alive(pid: int) -> bool:
     return True
 
 
-def test_the_hooks_deadline_runner_overlaps_run_checks_and_keeps_order(tmp_path: Path) -> None:
+def test_the_hooks_deadline_runner_overlaps_run_checks_and_keeps_order(
+    tmp_path: Path, room_of: Callable[[Path], Path], process_checks: None
+) -> None:
     from donegate.harness.agents.deadline import run_checks_by
 
     specs = checks(stamp("a", 1.0), stamp("b", 0.2), {"file_exists": "b.span"})
@@ -121,7 +134,7 @@ def test_the_hooks_deadline_runner_overlaps_run_checks_and_keeps_order(tmp_path:
         ("b", True),
         ("file_exists: b.span", True),
     ]
-    (_, a1), (b0, b1) = spans(tmp_path, ["a", "b"])
+    (_, a1), (b0, b1) = spans(room_of(tmp_path), ["a", "b"])
     assert b0 < a1 and b1 < a1  # b ran while a still ran
 
 

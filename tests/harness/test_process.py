@@ -13,6 +13,7 @@ import psutil
 import pytest
 
 from donegate.harness import _process, _proctree
+from donegate.harness.spec import TaskSpec
 
 PY = sys.executable
 
@@ -73,6 +74,22 @@ def test_the_signing_key_is_not_passed_to_programs_the_harness_runs(
         timeout=10,
     )
     assert b"key=none other=kept" in done.output.head
+
+
+def test_provider_keys_and_a_task_s_secrets_are_not_passed_either(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for name in ("ANTHROPIC_API_KEY", "OPENAI_API_KEY", "GEMINI_API_KEY", "GOOGLE_API_KEY"):
+        monkeypatch.setenv(name, "sk-provider")
+    monkeypatch.setenv("SHOP_DB_PASSWORD", "hunter2")
+    monkeypatch.setenv("SHOP_DB_HOST", "db.local")
+    TaskSpec.model_validate(
+        {"id": "t", "prompt": "p", "checks": [{"file_exists": "x"}], "secret": ["SHOP_DB_PASSWORD"]}
+    )
+    ends = "('_KEY', '_DB_PASSWORD', '_HOST')"
+    script = f"import os; print(sorted(k for k in os.environ if k.endswith({ends})))"
+    done = _process.run([PY, "-c", script], cwd=tmp_path, timeout=10)
+    assert done.output.head.strip() == b"['SHOP_DB_HOST']"
 
 
 # -- who is found, and how: the tree walk, the pid span, the sweep of the whole machine ---------

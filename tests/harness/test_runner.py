@@ -17,8 +17,9 @@ import pytest
 from donegate.errors import EffectDivergence, UserError
 from donegate.events import Event, Progress
 from donegate.harness.checklist import Checklist
-from donegate.harness.runner import TaskResult, arun_task, build_tools, run_task
+from donegate.harness.runner import TaskResult, arun_task, run_task
 from donegate.harness.spec import TaskSpec
+from donegate.harness.task_tools import build_tools
 from donegate.messages import ToolCall, ToolResult
 from donegate.run import run as plain_run
 from donegate.testing.player import ScriptedModel
@@ -223,7 +224,11 @@ def test_loop_failures_end_the_task_failed_with_their_reason(
     assert result.status == "failed"
     assert result.reason.startswith(reason)
     assert (result.model_calls, result.continuations) == (calls, 0)
-    assert result.certificate is None and result.escalation is None
+    assert result.certificate is None
+    # docs/tasks.md: a failed run writes its report where an escalated one goes
+    assert result.escalation is not None and result.escalation.reason == result.reason
+    assert result.escalation.files is not None
+    assert Path(result.escalation.files.markdown).parent.name == "escalations"
     assert result.summary()["reason"] == result.reason
 
 

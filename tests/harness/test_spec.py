@@ -45,6 +45,8 @@ checks:
   - sql: {url: "sqlite:///app.db", query: "select 1 from users"}
   - http: {url: "http://127.0.0.1:8000/health", status: 204}
   - python: checks.endpoints:all_migrated
+  - tests: {runner: pytest, args: [tests], expect: {passed_at_least: 6, ids: ["t.py::test_a"]}}
+allow: [".venv/**"]
 verifier: anthropic:claude-haiku-4-5
 max_continuations: 2
 max_steps: 80
@@ -86,7 +88,9 @@ def test_a_full_yaml_task_loads_every_field(tmp_path: Path) -> None:
         "sql: select 1 from users",
         "http: http://127.0.0.1:8000/health",
         "python: checks.endpoints:all_migrated",
+        "tests: pytest tests",
     ]
+    assert spec.allow == [".venv/**"]
     assert spec.checks[0].timeout == 300
     assert isinstance(spec.checks[5], JsonSchemaCheck)
     assert spec.checks[5].json_schema.schema_["required"] == ["ok"]

@@ -482,7 +482,7 @@ _mutated = st.builds(
 )
 
 
-@settings(max_examples=400, suppress_health_check=[HealthCheck.too_slow])
+@settings(suppress_health_check=[HealthCheck.too_slow])
 @given(st.one_of(_json, _mutated))
 def test_arbitrary_bodies_give_a_turn_or_a_wire_format_error(value: Any) -> None:
     try:
@@ -581,7 +581,6 @@ def test_error_text_bodies_are_read_as_json_when_they_are() -> None:
     )
 
 
-@settings(max_examples=300)
 @given(st.integers(100, 599), st.one_of(_json, st.binary(max_size=20)))
 def test_parse_error_never_raises(status: int, error_body: Any) -> None:
     assert isinstance(WIRE.parse_error(status, error_body), Turn)
@@ -868,7 +867,6 @@ def test_progress_updates_in_streams() -> None:
     assert update.progress and update.signature == "Es8C"
 
 
-@settings(max_examples=300)
 @given(
     st.lists(
         st.tuples(
@@ -1181,7 +1179,6 @@ def transcripts(draw: st.DrawFn) -> tuple[Message, ...]:
     return tuple(out)
 
 
-@settings(max_examples=200)
 @given(transcripts())
 def test_round_trip_property(messages: tuple[Message, ...]) -> None:
     request = ModelRequest(model="m", messages=messages)

@@ -356,7 +356,7 @@ _mutated_blocks = st.builds(
 )
 
 
-@settings(max_examples=400, suppress_health_check=[HealthCheck.too_slow])
+@settings(suppress_health_check=[HealthCheck.too_slow])
 @given(st.one_of(_json, _mutated, _mutated_blocks))
 def test_arbitrary_bodies_give_a_turn_or_a_wire_format_error(value: Any) -> None:
     try:
@@ -485,7 +485,6 @@ def test_html_bodies_are_kept_as_text() -> None:
     assert turn.error is not None and turn.error.message == "<html>Bad Gateway</html>"
 
 
-@settings(max_examples=300)
 @given(st.integers(100, 599), st.one_of(_json, st.binary(max_size=20), _json.map(json.dumps)))
 def test_parse_error_never_raises(status: int, error_body: Any) -> None:
     turn = WIRE.parse_error(status, error_body)
@@ -664,7 +663,6 @@ def test_garbage_lines_are_ignored() -> None:
     assert WIRE.parse_stream(noisy).ending is Ending.COMPLETE
 
 
-@settings(max_examples=300)
 @given(
     st.lists(
         st.tuples(
@@ -683,7 +681,6 @@ def test_garbage_events_never_crash_the_accumulator(events: list[tuple[str | Non
     assert isinstance(acc.finish(), Turn)
 
 
-@settings(max_examples=200)
 @given(
     st.lists(
         st.sampled_from(
@@ -961,7 +958,6 @@ def transcripts(draw: st.DrawFn) -> tuple[Message, ...]:
     return tuple(out)
 
 
-@settings(max_examples=200)
 @given(transcripts())
 def test_round_trip_property(messages: tuple[Message, ...]) -> None:
     request = ModelRequest(model="m", messages=messages)

@@ -384,7 +384,7 @@ _mutated = st.builds(
 )
 
 
-@settings(max_examples=400, suppress_health_check=[HealthCheck.too_slow])
+@settings(suppress_health_check=[HealthCheck.too_slow])
 @given(st.one_of(_json, _mutated))
 def test_arbitrary_bodies_give_a_turn_or_a_wire_format_error(value: Any) -> None:
     try:
@@ -457,7 +457,6 @@ def test_error_bodies(status: int, error_body: Any, ending: Ending, message: str
     assert turn.raw_reason == str(status) and turn.message.parts == ()
 
 
-@settings(max_examples=300)
 @given(st.integers(100, 599), st.one_of(_json, st.binary(max_size=20), _json.map(json.dumps)))
 def test_parse_error_never_raises(status: int, error_body: Any) -> None:
     assert isinstance(WIRE.parse_error(status, error_body), Turn)
@@ -629,7 +628,6 @@ def test_garbage_lines_are_ignored() -> None:
     assert WIRE.parse_stream(sse("not json", "3", *TEXT_STREAM)).ending is Ending.COMPLETE
 
 
-@settings(max_examples=300)
 @given(
     st.lists(
         st.tuples(
@@ -925,7 +923,6 @@ def transcripts(draw: st.DrawFn) -> tuple[Message, ...]:
     return tuple(out)
 
 
-@settings(max_examples=200)
 @given(transcripts())
 def test_round_trip_property(messages: tuple[Message, ...]) -> None:
     request = ModelRequest(model="m", messages=messages)

@@ -408,7 +408,7 @@ def mutated(draw: st.DrawFn) -> Any:
     return doc
 
 
-@settings(max_examples=400, deadline=None)
+@settings(deadline=None)
 @given(st.one_of(JSON, mutated(), st.dictionaries(KEYS, JSON, max_size=4)))
 def test_parse_response_raises_only_wire_format_errors(doc: Any) -> None:
     try:
@@ -419,7 +419,7 @@ def test_parse_response_raises_only_wire_format_errors(doc: Any) -> None:
     assert turn.ending is not Ending.COMPLETE or turn.raw_reason == "STOP"
 
 
-@settings(max_examples=300, deadline=None)
+@settings(deadline=None)
 @given(st.lists(st.one_of(JSON, mutated()), max_size=4), st.text(max_size=20))
 def test_parse_stream_raises_only_wire_format_errors(chunks: list[Any], garbage: str) -> None:
     text = sse(*chunks) + f"data: {garbage}\n\n"
@@ -430,7 +430,7 @@ def test_parse_stream_raises_only_wire_format_errors(chunks: list[Any], garbage:
     assert turn.ending is not Ending.COMPLETE or turn.raw_reason == "STOP"
 
 
-@settings(max_examples=300, deadline=None)
+@settings(deadline=None)
 @given(st.integers(100, 599), st.one_of(JSON, st.text(), mutated()))
 def test_parse_error_never_raises(status: int, doc: Any) -> None:
     turn = WIRE.parse_error(status, doc)
@@ -863,7 +863,7 @@ def transcripts(draw: st.DrawFn) -> tuple[Message, ...]:
     return tuple(msgs)
 
 
-@settings(max_examples=200, deadline=None)
+@settings(deadline=None)
 @given(transcripts())
 def test_round_trip_property(messages: tuple[Message, ...]) -> None:
     req = ModelRequest(model="", messages=messages)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from donegate.errors import UserError
@@ -58,3 +60,25 @@ def test_any_of_the_variables_is_enough(
     for key, value in env.items():
         monkeypatch.setenv(key, value)
     assert infer_model(model).name == name
+
+
+def test_script_is_a_scheme_infer_model_resolves_on_every_path(tmp_path: Path) -> None:
+    """``script:FILE`` is a fresh player from `infer_model` itself (the library, the worker and
+    the CLI all resolve models there), each call its own player of one parsed script."""
+    from donegate.testing.player import ScriptedModel
+
+    script = Path(__file__).parents[1] / "scripts" / "tool_then_text.yaml"
+    first, second = infer_model(f"script:{script}"), infer_model(f"script:{script}")
+    assert isinstance(first, ScriptedModel) and isinstance(second, ScriptedModel)
+    assert first is not second and first.script is second.script is not None
+    assert first.name == "script:tool_then_text.yaml"
+
+
+@pytest.mark.parametrize(
+    ("model", "says"),
+    [("script:", "names its file"), ("script:/nowhere/x.yaml", "no such script file")],
+)
+def test_a_bad_script_model_is_one_line(model: str, says: str) -> None:
+    with pytest.raises(UserError, match=says) as info:
+        infer_model(model)
+    assert "\n" not in str(info.value)

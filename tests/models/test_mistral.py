@@ -294,7 +294,7 @@ _mutated = st.builds(
 )
 
 
-@settings(max_examples=400, suppress_health_check=[HealthCheck.too_slow])
+@settings(suppress_health_check=[HealthCheck.too_slow])
 @given(st.one_of(_json, _mutated))
 def test_arbitrary_bodies_give_a_turn_or_a_wire_format_error(value: Any) -> None:
     try:
@@ -428,7 +428,6 @@ def test_a_rate_limit_never_reads_as_context_exceeded() -> None:
     assert turn.error is not None and turn.error.retry_after == 3
 
 
-@settings(max_examples=300)
 @given(st.integers(100, 599), st.one_of(_json, st.binary(max_size=20), _json.map(json.dumps)))
 def test_parse_error_never_raises(status: int, error_body: Any) -> None:
     assert isinstance(WIRE.parse_error(status, error_body), Turn)
@@ -566,7 +565,6 @@ def test_garbage_lines_are_ignored() -> None:
     assert WIRE.parse_stream(noisy).ending is Ending.COMPLETE
 
 
-@settings(max_examples=300)
 @given(
     st.lists(
         st.tuples(
@@ -877,7 +875,6 @@ def transcripts(draw: st.DrawFn) -> tuple[Message, ...]:
     return tuple(out)
 
 
-@settings(max_examples=200)
 @given(transcripts())
 def test_round_trip_property(messages: tuple[Message, ...]) -> None:
     request = ModelRequest(model=MODEL, messages=messages)

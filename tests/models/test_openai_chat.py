@@ -477,7 +477,7 @@ _MESSAGE_KEYS = [
 ]
 
 
-@settings(max_examples=400, suppress_health_check=[HealthCheck.too_slow])
+@settings(suppress_health_check=[HealthCheck.too_slow])
 @given(data=st.data())
 def test_any_body_gives_a_turn_or_a_wire_format_error(data: st.DataObject) -> None:
     sample = completion(
@@ -1115,7 +1115,7 @@ _DELTA = st.fixed_dictionaries(
 )
 
 
-@settings(max_examples=300, suppress_health_check=[HealthCheck.too_slow])
+@settings(suppress_health_check=[HealthCheck.too_slow])
 @given(
     events=st.lists(
         st.one_of(
@@ -1391,7 +1391,7 @@ def test_parse_request_of_the_wrong_shape_names_the_path(bad: Any, path: str) ->
     assert info.value.path == path
 
 
-@settings(max_examples=300, suppress_health_check=[HealthCheck.too_slow])
+@settings(suppress_health_check=[HealthCheck.too_slow])
 @given(
     body=st.fixed_dictionaries(
         {
@@ -1533,7 +1533,7 @@ def _requests(draw: st.DrawFn) -> ModelRequest:
     )
 
 
-@settings(max_examples=300, suppress_health_check=[HealthCheck.too_slow])
+@settings(suppress_health_check=[HealthCheck.too_slow])
 @given(request=_requests())
 def test_parse_request_inverts_render_request(request: ModelRequest) -> None:
     body = WIRE.render_request(request)

@@ -375,7 +375,7 @@ _json = st.recursive(
 _KEYS = ["status", "output", "incomplete_details", "error", "usage", "model", "id"]
 
 
-@settings(max_examples=300, suppress_health_check=[HealthCheck.too_slow])
+@settings(suppress_health_check=[HealthCheck.too_slow])
 @given(data=st.data())
 def test_any_body_gives_a_turn_or_a_wire_format_error(data: st.DataObject) -> None:
     sample = body(
@@ -691,7 +691,7 @@ _EVENT_TYPES = [
 ]
 
 
-@settings(max_examples=300, suppress_health_check=[HealthCheck.too_slow])
+@settings(suppress_health_check=[HealthCheck.too_slow])
 @given(
     events=st.lists(
         st.fixed_dictionaries(
@@ -988,7 +988,7 @@ def _requests(draw: st.DrawFn) -> ModelRequest:
     )
 
 
-@settings(max_examples=200, suppress_health_check=[HealthCheck.too_slow])
+@settings(suppress_health_check=[HealthCheck.too_slow])
 @given(request=_requests())
 def test_parse_request_inverts_render_request(request: ModelRequest) -> None:
     assert WIRE.parse_request(WIRE.render_request(request)) == request

@@ -128,7 +128,7 @@ def mutate(value: Any, data: st.DataObject, depth: int = 0) -> Any:
     return value
 
 
-PROPERTY = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+PROPERTY = settings(deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
 @pytest.mark.parametrize("api", APIS)

@@ -151,7 +151,7 @@ def mutate(value: Any, data: st.DataObject) -> Any:
     return value
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(data=st.data())
 def test_cut_and_mutated_streams_give_the_same_turn(data: st.DataObject) -> None:
     events = events_of(data.draw(st.sampled_from(STREAMS)))

@@ -6,7 +6,7 @@ import ast
 import json
 from pathlib import Path
 
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from donegate.models import gemini
@@ -31,7 +31,6 @@ PIECES = ["data:", "data: ", "event:", "event: ", ":", "id: 1", "\n", "\n\n", "\
 pieces = st.sampled_from([*PIECES, " ", "x", '{"a": 1}', "[DONE]", "\u2028", "\x85", "\f", "é"])
 
 
-@settings(max_examples=400)
 @given(st.lists(pieces, max_size=30).map("".join))
 def test_iter_sse_equals_the_line_decoder_on_any_text(text: str) -> None:
     if text.lstrip().startswith("["):
@@ -66,7 +65,6 @@ json_texts = st.one_of(
 )
 
 
-@settings(max_examples=400)
 @given(json_texts, st.sampled_from(["", " ", "\n", "x", "}"]), st.sampled_from(["", " ", "\t"]))
 def test_loads_equals_json_loads(text: str, tail: str, head: str) -> None:
     text = head + text + tail

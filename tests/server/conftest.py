@@ -21,6 +21,7 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import Browser, Page, sync_playwright
 
+from donegate.review import add_reviewer
 from donegate.store.sql import SqlStore, open_store
 from tests.server.fill import fill
 from tests.store.conftest import store_url
@@ -37,7 +38,7 @@ CHROMIUM_ARGS = [
     "--no-first-run",
 ]
 REPO = Path(__file__).resolve().parents[2]
-SIGNING_KEY = "review-ui-tests-signing-key-0123456789"
+SIGNING_KEY = "ed25519:" + "5e" * 32
 """One key for the workers that sign and the server that checks (tests get their own homes)."""
 
 
@@ -60,6 +61,8 @@ class Filled:
     """Task ids by their role in the tests."""
     store: SqlStore
     """The test process's own connection to it."""
+    secret: str
+    """Reviewer ann's secret: the UI's login (only a reviewer approves, resolves, requeues)."""
 
 
 @dataclass
@@ -133,7 +136,8 @@ def filled(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Filled]:
     db = f"sqlite:///{root / 'ui.db'}"
     store = open_store(db)
     try:
-        yield Filled(db=db, root=root, ids=fill(store, root), store=store)
+        ids = fill(store, root)
+        yield Filled(db=db, root=root, ids=ids, store=store, secret=add_reviewer(store, "ann"))
     finally:
         store.close()
         for key, value in saved.items():
@@ -145,7 +149,7 @@ def filled(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Filled]:
 
 @pytest.fixture(scope="session")
 def served(filled: Filled) -> Iterator[Served]:
-    """``donegate serve`` on the filled store, loopback, no token."""
+    """``donegate serve`` on the filled store, loopback; its reviewer signs in (writes need it)."""
     server = serve(filled.db, env={"DONEGATE_SIGNING_KEY": SIGNING_KEY})
     yield server
     stop(server)
@@ -167,9 +171,13 @@ def browser() -> Iterator[Browser]:
 
 
 @pytest.fixture
-def page(browser: Browser, served: Served) -> Iterator[Page]:
+def page(browser: Browser, served: Served, filled: Filled) -> Iterator[Page]:
     """A fresh browser context (its own cookies) on the served UI."""
-    context = browser.new_context(base_url=served.url, viewport={"width": 1280, "height": 900})
+    context = browser.new_context(
+        base_url=served.url,
+        viewport={"width": 1280, "height": 900},
+        extra_http_headers={"Authorization": f"Bearer {filled.secret}"},  # reviewer ann
+    )
     context.set_default_timeout(15_000)
     opened = context.new_page()
     yield opened

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import urllib.error
+import urllib.parse
 import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
@@ -13,6 +14,7 @@ from typing import Any
 import pytest
 
 from donegate.cli._store import resolve_model
+from donegate.review import add_reviewer
 from donegate.store.sql import SqlStore, open_store
 from donegate.worker import Worker
 from tests.server.conftest import Served, serve, stop
@@ -33,7 +35,8 @@ def call(
 ) -> tuple[int, Any, str]:
     """One request; (status, parsed JSON, raw text)."""
     data = raw if raw is not None else (json.dumps(body).encode() if body is not None else None)
-    sent = {"Content-Type": "application/json", **(headers or {})}
+    sent = {"Content-Type": "application/json", "Authorization": f"Bearer {SECRET}"}
+    sent.update(headers or {})
     request = urllib.request.Request(served.url + path, data=data, headers=sent, method=method)
     try:
         with urllib.request.urlopen(request, timeout=20) as response:
@@ -56,7 +59,7 @@ def db(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[str, S
 
 @pytest.fixture
 def loopback(db: tuple[str, SqlStore]) -> Iterator[Served]:
-    server = serve(db[0])
+    server = serve(db[0], "--token", f"disp:{SECRET}")
     yield server
     stop(server)
 
@@ -121,9 +124,10 @@ def test_a_non_loopback_server_refuses_requests_without_the_token(
     server = serve(db[0], "--host", "0.0.0.0", "--token", f"disp:{SECRET}")
     try:
         spec = task("d1", tmp_path)
-        status, body, _ = call(server, "POST", "/api/tasks", spec)
+        anon = {"Authorization": ""}
+        status, body, _ = call(server, "POST", "/api/tasks", spec, headers=anon)
         assert (status, body["field"]) == (401, "authorization")
-        assert call(server, "GET", "/api/tasks")[0] == 401
+        assert call(server, "GET", "/api/tasks", headers=anon)[0] == 401
         wrong = {"Authorization": "Bearer not-the-token-at-all-0000"}
         assert call(server, "GET", "/api/tasks", headers=wrong)[0] == 401
         bearer = {"Authorization": f"Bearer {SECRET}"}
@@ -146,18 +150,144 @@ def test_escalations_resolve_and_a_task_shows_its_report_and_notifications(
     assert got["status"] == "escalated" and got["report"]["task_id"] == "e1"
     [n] = got["notifications"]
     assert (n["state"], n["key"], n["kind"]) == ("pending", "e1:final", "webhook")
-    with urllib.request.urlopen(f"{loopback.url}/tasks/e1", timeout=20) as page:
+    bearer = {"Authorization": f"Bearer {SECRET}"}
+    request = urllib.request.Request(f"{loopback.url}/tasks/e1", headers=bearer)
+    with urllib.request.urlopen(request, timeout=20) as page:
         html = page.read().decode()
     assert "Notifications" in html and "e1:final" in html and "127.0.0.1:9/never" in html
     status, queue, _ = call(loopback, "GET", "/api/escalations")
     [entry] = queue["escalations"]
     assert entry["task_id"] == "e1" and entry["status"] == "open"
     path = f"/api/escalations/{entry['id']}/resolve"
-    status, resolved, _ = call(loopback, "POST", path, {"note": "handled by hand"})
+    assert call(loopback, "POST", path, {"note": "x"})[0] == 403  # disp is no reviewer
+    ann = {"Authorization": f"Bearer {add_reviewer(db[1], 'ann')}"}
+    status, resolved, _ = call(loopback, "POST", path, {"note": "handled by hand"}, headers=ann)
     assert status == 200 and (resolved["status"], resolved["note"]) == (
         "resolved",
         "handled by hand",
     )
     assert call(loopback, "GET", "/api/escalations")[1] == {"escalations": []}
-    assert call(loopback, "POST", path, {"note": "again"})[0] == 409
-    assert call(loopback, "POST", path, {"requeue": "yes"})[1]["field"] == "requeue"
+    assert call(loopback, "POST", path, {"note": "again"}, headers=ann)[0] == 409
+    assert call(loopback, "POST", path, {"requeue": "yes"}, headers=ann)[1]["field"] == "requeue"
+
+
+def test_a_task_page_shows_its_spend_by_model_and_role(
+    loopback: Served, db: tuple[str, SqlStore], tmp_path: Path
+) -> None:
+    from dataclasses import replace
+
+    from donegate.messages import Usage
+    from tests.worker.helpers import StepModel, tool_turn
+
+    spec = task("b1", tmp_path, budget={"tokens": 1200})
+    assert call(loopback, "POST", "/api/tasks", spec)[0] == 201
+    turn = replace(
+        tool_turn("send", {"to": "ann"}), usage=Usage(input_tokens=1000, output_tokens=10)
+    )
+    model = StepModel([turn]).model  # 1010 of 1200 tokens: the next call cannot fit
+    Worker(db[1], model_resolver=lambda name, what: model, deliver_outbox=False).run(
+        until_idle=True
+    )
+    bearer = {"Authorization": f"Bearer {SECRET}"}  # a server with a token: reads carry it too
+    request = urllib.request.Request(f"{loopback.url}/tasks/b1", headers=bearer)
+    with urllib.request.urlopen(request, timeout=20) as page:
+        html = page.read().decode()
+    assert "budget exhausted" in html
+    assert "<dt>Spend</dt>" in html and "1010 tokens · 1 model calls (budget tokens 1200)" in html
+    assert "agent <code>function:steps</code>: 1 calls, 1000 in / 10 out tokens" in html
+
+
+def test_a_requeue_through_the_api_or_the_page_may_grant_more_budget(
+    loopback: Served, db: tuple[str, SqlStore], tmp_path: Path
+) -> None:
+    """``budget_extra`` in the API's resolve body and the requeue form's "More budget" field,
+    read as ``escalations resolve --requeue --budget-extra`` reads it."""
+    from dataclasses import replace
+
+    from donegate.messages import Usage
+    from tests.worker.helpers import StepModel, tool_turn
+
+    turn = replace(
+        tool_turn("send", {"to": "ann"}), usage=Usage(input_tokens=1000, output_tokens=10)
+    )
+    for task_id in ("x1", "x2"):
+        spec = task(task_id, tmp_path, budget={"tokens": 1200})
+        assert call(loopback, "POST", "/api/tasks", spec)[0] == 201
+        model = StepModel([turn]).model  # 1010 of 1200 tokens: the next call cannot fit
+        Worker(db[1], model_resolver=lambda name, what, m=model: m, deliver_outbox=False).run(
+            until_idle=True
+        )
+    entries = {e.task_id: e.id for e in db[1].escalations(status="open")}
+    assert set(entries) == {"x1", "x2"}
+    secret = add_reviewer(db[1], "ann")
+    ann = {"Authorization": f"Bearer {secret}"}
+    path = f"/api/escalations/{entries['x1']}/resolve"
+    for bad in ({"dollars": 1}, {"tokens": -5}, {"tokens": True}, [], {}):
+        status, got, _ = call(loopback, "POST", path, {"requeue": True, "budget_extra": bad},
+                              headers=ann)  # fmt: skip
+        assert (status, got["field"]) == (422, "budget_extra"), got
+    status, got, _ = call(loopback, "POST", path, {"budget_extra": {"tokens": 10}}, headers=ann)
+    assert (status, got["field"]) == (422, "budget_extra")  # only with requeue
+    status, got, _ = call(loopback, "POST", path, {"requeue": True, "budget_extra": {"usd": 1}},
+                          headers=ann)  # fmt: skip
+    assert status == 409 and "the task's budget has no usd limit" in got["error"], got
+    body = {"requeue": True, "budget_extra": {"tokens": 3000}}
+    assert call(loopback, "POST", path, body, headers=ann)[0] == 200
+    x1 = db[1].get("x1")
+    assert x1 is not None and (x1.status, x1.spec["budget"]) == ("pending", {"tokens": 4200})
+
+    page = f"{loopback.url}/escalations/{entries['x2']}"
+    with urllib.request.urlopen(urllib.request.Request(page, headers=ann), timeout=20) as got_page:
+        cookie = got_page.headers["Set-Cookie"].split(";", 1)[0]  # the form's CSRF pair
+        html = got_page.read().decode()
+    assert 'name="budget_extra"' in html
+    csrf = html.split('name="csrf" value="', 1)[1].split('"', 1)[0]
+    fields = {"csrf": csrf, "budget_extra": "tokens=500, tokens=500"}
+    form = urllib.parse.urlencode(fields).encode()
+    request = urllib.request.Request(page + "/requeue", data=form, headers=ann, method="POST")
+    request.add_header("Content-Type", "application/x-www-form-urlencoded")
+    request.add_header("Cookie", cookie)
+    with urllib.request.urlopen(request, timeout=20) as answer:
+        assert answer.status == 200  # redirected to the task's page
+    x2 = db[1].get("x2")
+    assert x2 is not None and (x2.status, x2.spec["budget"]) == ("pending", {"tokens": 2200})
+
+
+def test_a_tokenless_serve_is_read_only_and_a_token_makes_it_writable(
+    db: tuple[str, SqlStore], tmp_path: Path
+) -> None:
+    server = serve(db[0])
+    try:
+        assert server.process.stderr is not None  # its first line says what it is
+        assert server.process.stderr.readline().startswith("donegate serve: read-only")
+        spec = task("r1", tmp_path)
+        anon = {"Authorization": ""}
+        writes = [
+            ("POST", "/api/tasks", spec),
+            ("POST", "/api/escalations/1/resolve", {"note": "x"}),
+            ("POST", "/api/escalations/1/approve", {}),
+            ("POST", "/api/tasks/r1/cancel", {}),
+            ("PUT", "/api/tasks/r1", spec),
+            ("DELETE", "/api/tasks/r1", None),
+        ]
+        for method, path, body in writes:
+            status, got, _ = call(server, method, path, body, headers=anon)
+            assert status == 403 and got["error"].startswith("this server is read-only"), path
+        form = urllib.request.Request(
+            f"{server.url}/escalations/1/resolve", data=b"note=x", method="POST",
+            headers={"Content-Type": "application/x-www-form-urlencoded"},
+        )  # fmt: skip
+        with pytest.raises(urllib.error.HTTPError) as refused:
+            urllib.request.urlopen(form, timeout=20)
+        assert refused.value.code == 403
+        assert [t.id for t in db[1].list_tasks()] == []
+        assert call(server, "GET", "/api/tasks", headers=anon)[0] == 200  # reads still work
+    finally:
+        stop(server)
+    with_token = serve(db[0], "--token", f"disp:{SECRET}")
+    try:
+        assert call(with_token, "POST", "/api/tasks", spec)[0] == 201
+        assert call(with_token, "POST", "/api/tasks", spec, headers=anon)[0] == 401
+    finally:
+        stop(with_token)
+    assert [t.id for t in db[1].list_tasks()] == ["r1"]

@@ -12,7 +12,7 @@ import pytest
 import sqlalchemy as sa
 
 from donegate.messages import Ending
-from donegate.store import Outcome, open_store
+from donegate.store import RunOutcome, open_store
 from donegate.store.sql import SqlStore
 from donegate.worker import submit
 from tests.server.fill import READY_HINT, report_task, work
@@ -135,6 +135,6 @@ def test_a_worker_outcome_row_reads_back_through_the_page(store: SqlStore) -> No
     store.submit("x", _spec("x"), type="mail")
     lease = store.claim("w", 30)
     assert lease is not None
-    store.finish(lease, Outcome(status="failed", reason="truncated: cut"))
+    store.finish(lease, RunOutcome(status="failed", reason="truncated: cut"))
     (task,) = store.task_page(status="failed").tasks
     assert (task.id, task.reason) == ("x", "truncated: cut")

@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 
 from donegate.errors import UserError
-from donegate.harness.escalation import EscalationReport
 from donegate.harness.signing import sign
+from donegate.records.report import EscalationReport
 from donegate.server._views import certificate_view, signature_state
 from donegate.server.auth import is_loopback, loopback_host, parse_tokens
 from donegate.server.escalations import report_view
@@ -114,3 +114,23 @@ def test_a_certificate_shows_its_signature_state_and_proof(
     assert view.signature == "invalid" and any("does not match" in p for p in view.proof)
     gone = certificate_view(str(tmp_path / "gone.json"))
     assert (gone.signature, gone.body) == ("invalid", None) and "cannot read" in str(gone.problem)
+
+
+def test_a_failed_check_with_no_output_shows_no_empty_output_box() -> None:
+    """Issue 25: an empty black ``<pre>`` showed under a check that printed nothing."""
+    from types import SimpleNamespace
+
+    from donegate.server._web import templates
+
+    failed = [
+        {"name": "quiet", "kind": "run", "passed": False, "detail": "exit 1", "output_tail": ""},
+        {"name": "loud", "kind": "run", "passed": False, "detail": "exit 1", "output_tail": "boom"},
+    ]
+    report = report_view(
+        EscalationReport.from_data({"task_id": "t", "left": {"failed_checks": failed}})
+    )
+    entry = SimpleNamespace(id=1, task_id="t", status="open", created_at=0.0)
+    page = templates().env.get_template("escalation.html")
+    html = page.render(entry=entry, report=report, kind="escalation", task=None, open_count=0)
+    assert 'aria-label="Output of quiet"' not in html and "No output." in html
+    assert '<pre class="output" aria-label="Output of loud">boom</pre>' in html

@@ -19,11 +19,12 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import Page, expect
 
+from donegate.store.sql import open_store
 from donegate.worker import submit
-from tests.server.conftest import REPO, Filled, Served, free_port, serve, stop
+from tests.server.conftest import REPO, Filled, free_port, serve, stop
 from tests.server.fill import READY_HINT, XSS_CLAIM, report_task, work
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.e2e]
 SERVE = [sys.executable, "-m", "donegate", "serve"]
 
 
@@ -89,7 +90,7 @@ def test_requeue_with_instructions_then_a_worker_finishes_the_task(
     assert record is not None and record.status == "pending" and record.generation == 1
     assert record.instructions == READY_HINT
     (action,) = filled.store.actions(task_id=task_id)
-    assert (action.actor, action.action, action.detail) == ("local", "requeue", READY_HINT)
+    assert (action.actor, action.action, action.detail) == ("ann", "requeue", READY_HINT)
 
     work(filled.store, filled.root / "home")  # a worker takes it; the open page follows it
 
@@ -121,7 +122,7 @@ def test_resolve_closes_an_escalation_with_a_note(page: Page, filled: Filled) ->
     page.goto("/escalations")
     expect(page.locator("#queue")).not_to_contain_text(filled.ids["resolve"])
     (action,) = filled.store.actions(task_id=filled.ids["resolve"])
-    assert (action.actor, action.action, action.escalation_id) == ("local", "resolve", entry)
+    assert (action.actor, action.action, action.escalation_id) == ("ann", "resolve", entry)
 
 
 def test_approve_closes_a_review_as_done_with_a_signed_certificate(
@@ -138,11 +139,11 @@ def test_approve_closes_a_review_as_done_with_a_signed_certificate(
     expect(page).to_have_url(re.compile(f"/tasks/{task_id}$"))
     expect(page.locator("dl.meta .status").first).to_have_text("done")
     expect(page.locator("dd.sig")).to_have_text("signature: valid")
-    expect(page.get_by_text("approved by local at")).to_be_visible()  # the certificate says who
+    expect(page.get_by_text("approved by ann at")).to_be_visible()  # the certificate says who
     record = filled.store.get(task_id)
     assert record is not None and record.status == "done"
     (action,) = filled.store.actions(task_id=task_id)
-    assert (action.actor, action.action) == ("local", "approve")
+    assert (action.actor, action.action) == ("ann", "approve")
     again = page.request.post(
         f"/escalations/{escalation_of(filled, 'review')}/approve",
         form={"csrf": csrf},
@@ -231,20 +232,28 @@ def test_the_tasks_list_filters_by_status_type_and_text(
     shot(page, shots, "tasks")
 
 
-def test_health_and_host_checks(served: Served) -> None:
-    with urllib.request.urlopen(f"{served.url}/healthz", timeout=10) as response:
-        assert json.loads(response.read())["status"] == "ok"
-    rebound = urllib.request.Request(f"{served.url}/tasks", headers={"Host": "evil.example"})
-    with pytest.raises(urllib.error.HTTPError) as info:
-        urllib.request.urlopen(rebound, timeout=10)
-    assert info.value.code == 421  # a loopback server answers only to loopback names
+def test_health_and_host_checks(tmp_path: Path) -> None:
+    bare = f"sqlite:///{tmp_path / 'bare.db'}"  # no reviewer, no token: read-only, loopback
+    open_store(bare).close()
+    served = serve(bare)  # tokenless: read-only, and only for loopback host names
+    try:
+        with urllib.request.urlopen(f"{served.url}/healthz", timeout=10) as response:
+            assert json.loads(response.read())["status"] == "ok"
+        rebound = urllib.request.Request(f"{served.url}/tasks", headers={"Host": "evil.example"})
+        with pytest.raises(urllib.error.HTTPError) as info:
+            urllib.request.urlopen(rebound, timeout=10)
+        assert info.value.code == 421  # a loopback server answers only to loopback names
+    finally:
+        stop(served)
 
 
-def test_a_non_loopback_bind_without_a_token_is_refused(filled: Filled) -> None:
+def test_a_non_loopback_bind_without_a_token_is_refused(filled: Filled, tmp_path: Path) -> None:
     port = str(free_port())
+    bare = f"sqlite:///{tmp_path / 'bare.db'}"  # no reviewer: nobody to ask who they are
+    open_store(bare).close()
     env = {k: v for k, v in os.environ.items() if k != "DONEGATE_SERVE_TOKEN"}
     done = subprocess.run(
-        [*SERVE, "--db", filled.db, "--host", "0.0.0.0", "--port", port],
+        [*SERVE, "--db", bare, "--host", "0.0.0.0", "--port", port],
         capture_output=True,
         text=True,
         timeout=60,
@@ -282,10 +291,12 @@ def test_a_non_loopback_bind_without_a_token_is_refused(filled: Filled) -> None:
 def test_with_a_token_every_request_carries_it_and_actions_say_who(
     page: Page, filled: Filled, tmp_path: Path
 ) -> None:
+    page.context.set_extra_http_headers({})  # this server has its own token: log in below
     submit(report_task("report-ann", tmp_path / "w-ann"), filled.store)
     work(filled.store, filled.root / "home")
-    secret = "s3cret-token-for-ann"
-    server = serve(filled.db, "--host", "0.0.0.0", env={"DONEGATE_SERVE_TOKEN": f"ann:{secret}"})
+    secret = filled.secret  # the reviewer's: an ad-hoc token reads, but cannot resolve
+    ad_hoc = "s3cret-token-for-disp"
+    server = serve(filled.db, "--host", "0.0.0.0", env={"DONEGATE_SERVE_TOKEN": f"disp:{ad_hoc}"})
     try:
         with pytest.raises(urllib.error.HTTPError) as info:
             urllib.request.urlopen(
@@ -293,7 +304,7 @@ def test_with_a_token_every_request_carries_it_and_actions_say_who(
             )
         assert info.value.code == 401
         bearer = urllib.request.Request(
-            f"{server.url}/tasks", headers={"Authorization": f"Bearer {secret}"}
+            f"{server.url}/tasks", headers={"Authorization": f"Bearer {ad_hoc}"}
         )
         with urllib.request.urlopen(bearer, timeout=10) as response:
             assert response.status == 200

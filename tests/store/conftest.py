@@ -32,7 +32,7 @@ def pg_schema_url(base: str) -> Iterator[str]:
         engine.dispose()
 
 
-@pytest.fixture(params=["sqlite", "postgresql"])
+@pytest.fixture(params=["sqlite", pytest.param("postgresql", marks=pytest.mark.service)])
 def store_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
     """A URL of an empty store: a SQLite file, or a fresh PostgreSQL schema."""
     if request.param == "sqlite":

@@ -15,7 +15,7 @@ from hypothesis import settings
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
 
 from donegate.messages import Message
-from donegate.store import Lease, LeaseLost, Outcome
+from donegate.store import Lease, LeaseLost, RunOutcome
 from donegate.store.sql import open_store
 
 LEASE_S = 10.0
@@ -101,7 +101,7 @@ class Leases(RuleBasedStateMachine):
         lease = data.draw(st.sampled_from(self.leases))
         valid = self._valid(lease)
         try:
-            self.store.finish(lease, Outcome(status="done"))
+            self.store.finish(lease, RunOutcome(status="done"))
             landed = True
         except LeaseLost:
             landed = False

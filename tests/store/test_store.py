@@ -9,9 +9,10 @@ import pytest
 import sqlalchemy as sa
 
 from donegate.errors import EffectDivergence, UserError
-from donegate.harness.escalation import EscalationReport
 from donegate.messages import Ending, Message, TextPart, ToolCall, ToolResult, Turn, Usage
-from donegate.store import Evidence, LeaseLost, Outcome, StoreLedger
+from donegate.records.report import EscalationReport
+from donegate.results import ToolCallRecord
+from donegate.store import LeaseLost, RunOutcome, StoreLedger
 from donegate.store.sql import SqlStore, open_store
 
 
@@ -78,9 +79,9 @@ def test_an_expired_lease_is_reclaimed_and_the_old_holder_is_fenced_out(store: S
     with pytest.raises(LeaseLost):
         store.effect_begin(old, "t:1:0", call)
     with pytest.raises(LeaseLost):
-        store.finish(old, Outcome(status="done"))
+        store.finish(old, RunOutcome(status="done"))
     assert store.heartbeat([old, new], 30) == {"t"}
-    store.finish(new, Outcome(status="done", reason="ok"))
+    store.finish(new, RunOutcome(status="done", reason="ok"))
     record = store.get("t")
     assert record is not None and record.status == "done" and record.lease_owner is None
 
@@ -103,7 +104,9 @@ def test_the_transcript_is_journaled_step_by_step(store: SqlStore) -> None:
     result = ToolResult(call_id="c1", name="send", content="sent")
     first = [Message.system("sys"), Message.user("go"), Message(role="assistant", parts=(call,))]
     store.append_messages(lease, 1, first)
-    evidence = Evidence(step=1, call=call, result=result, executed=True, idempotency_key="t:1:0")
+    evidence = ToolCallRecord(
+        step=1, call=call, result=result, executed=True, idempotency_key="t:1:0"
+    )
     store.append_messages(
         lease, 1, [Message.tool_results([result])], [evidence], [("send", "done", "")]
     )
@@ -227,7 +230,7 @@ def test_cancel_fences_a_running_worker(store: SqlStore) -> None:
     assert lease is not None
     assert store.cancel("t", "not needed").status == "cancelled"
     with pytest.raises(LeaseLost):
-        store.finish(lease, Outcome(status="done"))
+        store.finish(lease, RunOutcome(status="done"))
     with pytest.raises(UserError, match="already ended cancelled"):
         store.cancel("t")
     with pytest.raises(UserError, match="no task 'nope'"):
@@ -240,7 +243,7 @@ def test_retry_starts_a_new_generation(store: SqlStore) -> None:
     assert lease is not None
     with pytest.raises(UserError, match="only failed, escalated or cancelled"):
         store.retry("t")
-    store.finish(lease, Outcome(status="failed", reason="truncated"))
+    store.finish(lease, RunOutcome(status="failed", reason="truncated"))
     record = store.retry("t", instructions="use the backup server")
     assert (record.status, record.generation, record.attempts) == ("pending", 1, 0)
     again = store.claim("w", 30)
@@ -256,7 +259,7 @@ def test_escalations_are_resolved_or_requeued(store: SqlStore) -> None:
         assert lease is not None
         store.finish(
             lease,
-            Outcome(
+            RunOutcome(
                 status="escalated",
                 reason="checks still fail",
                 report=EscalationReport.from_data(left),
@@ -321,7 +324,7 @@ def test_stop_rows_and_counts(store: SqlStore) -> None:
         assert lease is not None
         store.finish(
             lease,
-            Outcome(
+            RunOutcome(
                 status=status,  # type: ignore[arg-type]
                 ending="truncated" if status == "failed" else "complete",
                 loop_status="truncated" if status == "failed" else "complete",

@@ -16,7 +16,7 @@ from donegate.events import Event, ToolCalled, fan_out
 from donegate.messages import Ending, Message, TextPart, ToolCall, Turn, Usage
 from donegate.models.base import ModelRequest
 from donegate.models.function import FunctionModel
-from donegate.store import Outcome, StopRow
+from donegate.store import RunOutcome, StopRow
 from donegate.store.sql import open_store
 from donegate.telemetry import breakdown, parse_since
 from donegate.telemetry.otel import OtelSink
@@ -78,18 +78,22 @@ def test_spans_follow_the_genai_conventions(
         {
             "gen_ai.operation.name": "chat",
             "gen_ai.request.model": "anthropic:claude-test",
-            "gen_ai.response.finish_reasons": ("tool_use",),
+            "gen_ai.response.finish_reasons": ("tool_call",),
             "gen_ai.usage.input_tokens": 100,
             "gen_ai.usage.output_tokens": 20,
+            "gen_ai.system": "anthropic",
+            "donegate.response.finish_reason": "tool_use",
             "donegate.ending": "tool_use",
             "donegate.step": 1,
         },
         {
             "gen_ai.operation.name": "chat",
             "gen_ai.request.model": "anthropic:claude-test",
-            "gen_ai.response.finish_reasons": ("end_turn",),
+            "gen_ai.response.finish_reasons": ("stop",),
             "gen_ai.usage.input_tokens": 150,
             "gen_ai.usage.output_tokens": 5,
+            "gen_ai.system": "anthropic",
+            "donegate.response.finish_reason": "end_turn",
             "donegate.ending": "complete",
             "donegate.step": 2,
         },
@@ -97,6 +101,7 @@ def test_spans_follow_the_genai_conventions(
     root = finished["invoke_agent support"]
     assert dict(root.attributes or {}) == {
         "gen_ai.operation.name": "invoke_agent",
+        "gen_ai.agent.name": "support",
         "gen_ai.request.model": "anthropic:claude-test",
         "gen_ai.usage.input_tokens": 250,
         "gen_ai.usage.output_tokens": 25,
@@ -114,9 +119,11 @@ def test_spans_follow_the_genai_conventions(
 
 def test_metrics_count_terminal_status_by_ending_and_task_type() -> None:
     metrics = WorkerMetrics()
-    metrics.observe("migration", Outcome(status="failed", loop_status="max_steps", model_calls=50))
-    metrics.observe("migration", Outcome(status="done", loop_status="complete", model_calls=3))
-    metrics.observe(None, Outcome(status="escalated", loop_status="gated", continuations=3))
+    metrics.observe(
+        "migration", RunOutcome(status="failed", loop_status="max_steps", model_calls=50)
+    )
+    metrics.observe("migration", RunOutcome(status="done", loop_status="complete", model_calls=3))
+    metrics.observe(None, RunOutcome(status="escalated", loop_status="gated", continuations=3))
     text = metrics.text()
     for line in (
         'donegate_tasks_total{ending="max_steps",status="failed",task_type="migration"} 1.0',
@@ -279,3 +286,44 @@ def test_the_execute_tool_span_lasts_as_long_as_the_tool_ran(
     assert abs((span.end_time - span.start_time) / 1e9 - 0.2) < 0.05
     assert called.record.started_at is not None
     assert span.start_time == int(called.record.started_at * 1e9)
+
+
+def test_the_spend_counter_adds_up_each_runs_own_charge_by_model() -> None:
+    from donegate.messages import Usage
+    from donegate.results import Spend, SpendLine
+
+    metrics = WorkerMetrics()
+    sonnet = SpendLine(model="anthropic:claude-sonnet-4-5", role="agent", calls=2,
+                       usage=Usage(input_tokens=10, output_tokens=1), usd=0.25)  # fmt: skip
+    judge = SpendLine(model="openai:gpt-4o-mini", role="verifier", calls=1, usd=0.125)
+    unpriced = SpendLine(model="script", role="agent", calls=1, usd=None)
+    charged = Spend(lines=(sonnet, judge, unpriced)).as_data()
+    for _ in range(2):
+        metrics.observe("support", RunOutcome(status="done", summary={"charged": charged}))
+    text = metrics.text()
+    for line in (
+        'donegate_spend_usd_total{model="anthropic:claude-sonnet-4-5",task_type="support"} 0.5',
+        'donegate_spend_usd_total{model="openai:gpt-4o-mini",task_type="support"} 0.25',
+    ):
+        assert line in text, line
+    assert 'model="script"' not in text
+
+
+def test_cache_tokens_use_the_genai_usage_names(
+    spans: tuple[TracerProvider, InMemorySpanExporter],
+) -> None:
+    provider, exporter = spans
+    cached = Usage(input_tokens=900, output_tokens=5, cache_read_tokens=600,
+                   cache_write_tokens=200)  # fmt: skip
+
+    def respond(request: ModelRequest) -> Turn:
+        text = Message(role="assistant", parts=(TextPart(text="Delivered."),))
+        return Turn(message=text, ending=Ending.COMPLETE, usage=cached)
+
+    sink = OtelSink(task_id="t1", task_type="support", tracer_provider=provider)
+    donegate.run("hi", model=FunctionModel(respond, name="anthropic:claude-test"), events=sink)
+    [chat] = [s for s in exporter.get_finished_spans() if s.name.startswith("chat")]
+    attributes = dict(chat.attributes or {})
+    assert attributes["gen_ai.usage.input_tokens"] == 900
+    assert attributes["gen_ai.usage.cache_read.input_tokens"] == 600
+    assert attributes["gen_ai.usage.cache_creation.input_tokens"] == 200

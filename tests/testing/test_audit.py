@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from donegate.testing.audit import SCENARIOS, audit, pick_scenarios
+from donegate.testing.audit import ANSWER, SCENARIOS, ToolShape, audit, pick_scenarios
+from tests._cli import donegate
 
 PROGRAMS = Path(__file__).parent / "audit_programs"
 NAIVE = [sys.executable, str(PROGRAMS / "naive_loop.py")]
@@ -20,6 +21,7 @@ def verdicts(command: list[str], names: list[str] | None = None) -> dict[str, st
     return {r.name: r.verdict for r in report.scenarios}
 
 
+@pytest.mark.slow
 def test_naive_loop_claims_done_on_broken_endings() -> None:
     got = verdicts([*NAIVE, "naive"])
     for name in ("truncated_text", "filtered", "refused", "empty"):
@@ -29,11 +31,13 @@ def test_naive_loop_claims_done_on_broken_endings() -> None:
     assert got["paused_chain"] == "skipped", got  # openai-chat cannot express pause_turn
 
 
+@pytest.mark.slow
 def test_loop_calling_once_too_often_is_extra_call() -> None:
     got = verdicts([*NAIVE, "extra"], ["finished", "extra_call"])
     assert got == {"finished": "extra_call", "extra_call": "extra_call"}
 
 
+@pytest.mark.slow
 def test_loop_running_a_cut_call_is_ran_cut_call() -> None:
     got = verdicts([*NAIVE, "cut"], ["truncated_call", "finished"])
     assert got == {"truncated_call": "ran_cut_call", "finished": "ok"}
@@ -47,6 +51,34 @@ def test_scenario_pack_names() -> None:
     ]  # fmt: skip
 
 
+def test_a_finish_tool_pack_answers_through_the_tool_and_keeps_every_other_turn() -> None:
+    text, finish = ToolShape(), ToolShape(finish="task_complete")
+    for scenario in SCENARIOS:
+        plain, called = scenario.turns(text), scenario.turns(finish)
+        scenario.script(finish)  # every turn still parses
+        if scenario.answer is None:
+            assert called == plain, scenario.name
+            continue
+        assert plain[-1] == {"text": ANSWER}, scenario.name
+        assert called[:-1] == plain[:-1], scenario.name
+        assert called[-1] == {"tool_call": "task_complete", "args": {"summary": ANSWER},
+                              "id": "finish1"}  # fmt: skip
+
+
+@pytest.mark.slow
+def test_cli_finish_tool_compares_agents_that_end_through_a_tool() -> None:
+    args = ["--json", "--scenarios", "finished,progress_report,empty"]
+    proc = _cli(*args, "--finish-tool", "task_complete", "--", *NAIVE, "finish")
+    data = json.loads(proc.stdout)
+    got = {s["name"]: s["verdict"] for s in data["scenarios"]}
+    assert got == {"finished": "ok", "progress_report": "premature_stop", "empty": "false_done"}
+    assert data["summary"]["finish_tool"] == "task_complete"
+    assert proc.returncode == 1
+    # The same agent on the text pack: its answer is text, which it also takes as final.
+    text = json.loads(_cli("--json", "--scenarios", "finished", "--", *NAIVE, "finish").stdout)
+    assert text["summary"]["finish_tool"] is None and text["scenarios"][0]["verdict"] == "ok"
+
+
 def _cli(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "donegate", "audit", *args],
@@ -54,6 +86,7 @@ def _cli(*args: str) -> subprocess.CompletedProcess[str]:
     )  # fmt: skip
 
 
+@pytest.mark.slow
 def test_cli_json_report_and_exit_codes(tmp_path: Path) -> None:
     report = tmp_path / "card.html"
     proc = _cli("--json", "--scenarios", "finished,refused", "--report", str(report),
@@ -82,11 +115,12 @@ def test_cli_json_report_and_exit_codes(tmp_path: Path) -> None:
     ],
 )
 def test_cli_usage_errors(args: list[str], needle: str) -> None:
-    proc = _cli(*args)
+    proc = donegate("audit", *args)  # in-process: an exit code and one line need no process
     assert proc.returncode == 2, proc.stdout + proc.stderr
     assert needle in proc.stderr and "Traceback" not in proc.stderr
 
 
+@pytest.mark.slow
 def test_loop_on_donegate_run_behind_a_gate_is_ok_everywhere() -> None:
     report = audit([sys.executable, str(PROGRAMS / "gated_loop.py")], timeout=30)
     got = {r.name: r.verdict for r in report.scenarios}
@@ -144,6 +178,7 @@ def test_claude_code_preset() -> None:
     assert got == {"finished": "ok", "refused": "ok", "progress_report": "premature_stop"}, report
 
 
+@pytest.mark.slow
 def test_scenarios_dir(tmp_path: Path) -> None:
     (tmp_path / "cut_again.yaml").write_text(
         "answer: null\ncut_text: Half\nturns:\n  - {text: Half, ending: truncated}\n"
@@ -167,6 +202,7 @@ def test_hung_and_crashed_programs() -> None:
     assert (row.verdict, row.exit_code, row.requests) == ("crashed", 3, 0)
 
 
+@pytest.mark.slow
 def test_first_scenario_inexpressible_in_the_detected_format_is_skipped() -> None:
     got = verdicts([*NAIVE, "naive"], ["paused_chain"])
     assert got == {"paused_chain": "skipped"}

@@ -300,12 +300,12 @@ def test_an_extra_call_is_a_500_in_the_providers_shape(emulator: Emulator) -> No
     body = info.value.body
     assert isinstance(body, dict)
     assert body["error"]["type"] == "api_error"
-    assert body["error"]["message"] == "model called 2 times but script has 1 turns"
+    assert body["error"]["message"] == "model called 2 times but script has 1 turn"
     with pytest.raises(openai.InternalServerError) as oinfo:
         oa(emulator).chat.completions.create(
             model="gpt-4o-mini", messages=[{"role": "user", "content": "x"}]
         )
-    assert "model called 3 times but script has 1 turns" in str(oinfo.value)
+    assert "model called 3 times but script has 1 turn" in str(oinfo.value)
     status = httpx2.get(emulator.base_url + "/_donegate/status").json()
     assert status["conversations"][0]["served"] == 3
     assert len(status["conversations"][0]["errors"]) == 2

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx2
+import pytest
 import yaml
 
 from donegate.messages import Ending, Turn
@@ -157,6 +158,7 @@ def gemini_cli(url: str) -> list[Turn]:
     return [first, served("gemini", httpx2.post(path, json=body, headers=head))]
 
 
+@pytest.mark.slow
 def test_three_agent_sessions_are_served_from_scripts_without_stubs(tmp_path: Path) -> None:
     with emulate(tmp_path, "claude", "codex", "gemini") as (url, proc):
         sessions = {"claude": claude_code(url), "codex": codex(url), "gemini": gemini_cli(url)}

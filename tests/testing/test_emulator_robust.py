@@ -252,6 +252,7 @@ def reset(sock: socket.socket) -> None:
 # -- the command: everything above, and nothing on stderr but one line each ---------------------
 
 
+@pytest.mark.slow
 def test_the_command_answers_it_all_with_one_line_each_and_no_traceback(tmp_path: Path) -> None:
     script = tmp_path / "late.yaml"
     script.write_text("prompt: p\nturns:\n  - {delay: 2, text: late}\n  - {text: ok}\n")
@@ -310,6 +311,7 @@ def vm_peak_kib(pid: int) -> int:
     return int(found.group(1))
 
 
+@pytest.mark.slow
 def test_a_100_mb_body_is_refused_without_holding_it(tmp_path: Path) -> None:
     proc = subprocess.Popen(
         [sys.executable, "-m", "donegate", "emulate", str(SCRIPTS / "tool_then_text.yaml"),

@@ -103,7 +103,7 @@ def test_fault_errors_name_the_file_and_the_field(turn: dict[str, Any], message:
     assert str(info.value).startswith(message), str(info.value)
 
 
-@settings(max_examples=200, deadline=None)
+@settings(deadline=None)
 @given(
     st.lists(
         st.dictionaries(

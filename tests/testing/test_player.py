@@ -80,7 +80,7 @@ def test_unused_turns_are_reported() -> None:
     with pytest.raises(AssertionError) as info:
         player.assert_exhausted()
     assert str(info.value) == (
-        "t.yaml: 2 unused turn(s): model called 1 times but script has 3 turns\n"
+        "t.yaml: 2 unused turns: model called 1 time but script has 3 turns\n"
         "  turns[1]: tool_use: search(c2)\n"
         "  turns[2]: complete: 'Found it.'"
     )
@@ -113,7 +113,7 @@ def test_problems_leave_out_unused_turns_when_asked() -> None:
     player = ScriptedModel(script_of({"text": "one"}, {"text": "two"}))
     player.request(req())
     assert player.problems(unused=False) == []
-    assert player.problems()[0].startswith("t.yaml: 1 unused turn(s)")
+    assert player.problems()[0].startswith("t.yaml: 1 unused turn:")
 
 
 def test_plain_turns_play_too() -> None:
@@ -168,7 +168,7 @@ def test_an_error_ending_without_a_status_is_not_retried() -> None:
 
 def test_retrying_into_the_end_of_the_script_raises() -> None:
     player = ScriptedModel(script_of({"http_error": 529}))
-    with pytest.raises(ScriptExhausted, match="model called 2 times but script has 1 turns"):
+    with pytest.raises(ScriptExhausted, match="model called 2 times but script has 1 turn"):
         player.request(req())
 
 
@@ -401,10 +401,10 @@ def test_an_extra_call_over_http_is_a_500_naming_the_counts_and_not_retried() ->
     with pytest.raises(openai.InternalServerError) as info:
         client.chat.completions.create(model="m", messages=messages)
     assert info.value.status_code == 500
-    assert "model called 2 times but script has 1 turns" in str(info.value)
+    assert "model called 2 times but script has 1 turn" in str(info.value)
     assert player.calls == 2
-    assert [str(e) for e in player.errors] == ["model called 2 times but script has 1 turns"]
-    with pytest.raises(AssertionError, match="model called 2 times but script has 1 turns"):
+    assert [str(e) for e in player.errors] == ["model called 2 times but script has 1 turn"]
+    with pytest.raises(AssertionError, match="model called 2 times but script has 1 turn"):
         player.assert_exhausted()
 
 
@@ -500,6 +500,41 @@ def test_anthropic_retries_an_overloaded_error() -> None:
     )
     assert reply.stop_reason == "end_turn"
     assert player.calls == 2
+
+
+@pytest.mark.parametrize("asynchronous", [False, True])
+@pytest.mark.parametrize("api", ["openai-chat", "anthropic-messages"])
+def test_the_sdk_clients_retry_without_waiting(
+    api: str, asynchronous: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A script's 5xx is retried by the SDK itself, with zero back-off (no 0.5 s doubling)."""
+    import time
+
+    import anyio
+
+    waits: list[float] = []
+
+    def sleep(seconds: float) -> None:
+        waits.append(seconds)
+
+    async def asleep(seconds: float) -> None:
+        waits.append(seconds)
+
+    monkeypatch.setattr(time, "sleep", sleep)
+    monkeypatch.setattr(anyio, "sleep", asleep)
+    monkeypatch.setattr(asyncio, "sleep", asleep)
+    script = script_of({"http_error": 503}, {"http_error": 500}, {"text": "late"})
+    player = ScriptedModel(script)
+    client = sdk_client(api, player, asynchronous=asynchronous)
+    messages: Any = [{"role": "user", "content": "hi"}]
+    if api == "openai-chat":
+        call: Any = lambda: client.chat.completions.create(model="m", messages=messages)  # noqa: E731
+    else:
+        call = lambda: client.messages.create(model="m", max_tokens=8, messages=messages)  # noqa: E731
+    answer = asyncio.run(call()) if asynchronous else call()
+    assert answer is not None
+    assert player.calls == 3  # the SDK retried twice, as `max_retries` says
+    assert waits and all(w == 0 for w in waits), waits
 
 
 def test_gemini_through_the_sdk() -> None:

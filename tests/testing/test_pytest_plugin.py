@@ -100,7 +100,7 @@ def test_unused_turns_fail_at_teardown(project: pytest.Pytester) -> None:
     )
     result = project.runpytest("-p", "no:cacheprovider")
     result.assert_outcomes(passed=3, errors=2, failed=1)
-    result.stdout.fnmatch_lines(["*4 unused turn(s): model called 0 times but script has 4*"])
+    result.stdout.fnmatch_lines(["*4 unused turns: model called 0 times but script has 4*"])
 
 
 def test_live_tests_are_skipped_unless_asked_for(pytester: pytest.Pytester) -> None:

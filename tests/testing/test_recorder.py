@@ -385,6 +385,7 @@ def _serving(args: list[str]) -> tuple[str, subprocess.Popen[str]]:
     return found.group(0), proc
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "command", [["record", "-o"], ["emulate", "--record"]], ids=["record", "emulate-upstream"]
 )
@@ -431,6 +432,7 @@ def test_no_planted_secret_reaches_any_byte_written(tmp_path: Path, command: lis
     assert saved.turns[1].tool_calls[0].arguments["password"] == REDACTED
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "args",
     [
@@ -455,6 +457,7 @@ def test_an_invalid_redact_pattern_is_one_line_and_exit_2(args: list[str], tmp_p
     assert not (tmp_path / "x.yaml").exists()
 
 
+@pytest.mark.slow
 def test_the_emulator_log_applies_redact_patterns_when_serving_scripts(tmp_path: Path) -> None:
     """Not only in proxy mode: a serving emulator's log goes through the recorder's patterns."""
     import anthropic

@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -14,14 +12,9 @@ import yaml
 from donegate.errors import ScriptError
 from donegate.testing.replay import replay
 from donegate.testing.script import parse_script
+from tests._cli import donegate
 
 MODES = [None, "openai-chat", "anthropic-messages", "gemini"]
-
-
-def donegate(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "donegate", *args], capture_output=True, text=True, timeout=120
-    )
 
 
 def script_file(tmp_path: Path, data: dict[str, Any]) -> Path:
@@ -46,7 +39,7 @@ def test_unused_turns_fail_with_the_players_message(api: str | None) -> None:
     done = replay(parse_script(ONE_UNUSED, source="s.yaml"), api=api)
     assert done.result.status == "complete"
     assert done.failures == [
-        "s.yaml: 1 unused turn(s): model called 1 times but script has 2 turns\n"
+        "s.yaml: 1 unused turn: model called 1 time but script has 2 turns\n"
         "  turns[1]: complete: 'never played'"
     ]
 
@@ -66,13 +59,13 @@ def test_a_script_that_runs_out_fails_with_the_players_message(api: str | None) 
     extra = 3 if api == "gemini" else 1
     assert done.player.calls == 1 + extra
     assert done.failures == [
-        f"s.yaml: model called {n} times but script has 1 turns" for n in range(2, 2 + extra)
+        f"s.yaml: model called {n} times but script has 1 turn" for n in range(2, 2 + extra)
     ]
 
 
 def test_a_streamed_replay_that_runs_out_fails_alike() -> None:
     done = replay(parse_script(RUNS_OUT, source="s.yaml"), stream=True)
-    assert done.failures == ["s.yaml: model called 2 times but script has 1 turns"]
+    assert done.failures == ["s.yaml: model called 2 times but script has 1 turn"]
 
 
 def test_a_call_to_an_unstubbed_tool_is_a_warning_not_a_failure() -> None:
@@ -101,7 +94,7 @@ def test_the_command_exits_1_on_unused_turns(tmp_path: Path) -> None:
     got = json.loads(out.stdout)
     assert (got["status"], got["unused_turns"]) == ("complete", 1)
     assert got["failures"][0].endswith(
-        "1 unused turn(s): model called 1 times but script has 2 turns\n"
+        "1 unused turn: model called 1 time but script has 2 turns\n"
         "  turns[1]: complete: 'never played'"
     )
 
@@ -112,7 +105,7 @@ def test_the_command_exits_1_when_the_script_runs_out(tmp_path: Path, api: str |
     out = donegate("replay", str(path), *(["--api", api] if api else []))
     assert out.returncode == 1, out.stderr
     assert "Traceback" not in out.stderr
-    assert f"FAIL {path}: model called 2 times but script has 1 turns" in out.stdout
+    assert f"FAIL {path}: model called 2 times but script has 1 turn" in out.stdout
 
 
 def test_the_command_prints_warnings_on_stderr_and_still_passes(tmp_path: Path) -> None:

@@ -8,22 +8,12 @@ warning, and a prompt that differs from the task's is a usage error.
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import yaml
 
-
-def donegate(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "donegate", *args],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        cwd=cwd,
-    )
+from tests._cli import donegate
 
 
 def write(path: Path, data: dict[str, Any]) -> Path:

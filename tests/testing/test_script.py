@@ -688,7 +688,7 @@ turn_values = st.one_of(
 )
 
 
-@settings(max_examples=300, deadline=None)
+@settings(deadline=None)
 @given(st.lists(st.dictionaries(turn_keys, turn_values, max_size=4), min_size=1, max_size=4))
 def test_any_turn_data_parses_or_raises_a_script_error(raw: list[dict[str, Any]]) -> None:
     try:
@@ -703,7 +703,7 @@ def test_any_turn_data_parses_or_raises_a_script_error(raw: list[dict[str, Any]]
         assert (turn.error is not None) == (turn.raw_reason is not None)
 
 
-@settings(max_examples=200, deadline=None)
+@settings(deadline=None)
 @given(json_values)
 def test_any_top_level_data_parses_or_raises_a_script_error(data: Any) -> None:
     with contextlib.suppress(ScriptError):

@@ -25,7 +25,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from donegate.store import TERMINAL
+from donegate.records.status import TASK_TERMINAL
 from donegate.store.sql import SqlStore
 from tests.worker.effects import DELAY_ENV, LOG_ENV
 
@@ -56,6 +56,11 @@ class Chaos:
     seed: int = 2002
     kills: int = 0
     procs: list[subprocess.Popen[bytes]] = field(default_factory=list)
+    worked: set[int] = field(default_factory=set)
+    """Pids seen holding a lease: started, so an idle kill of one lands somewhere real."""
+    inside: Path | None = None
+    """Set to an effect log's ``.inside`` folder: owed kills wait for a process inside an
+    effect (between the ledger's begin and its record) and kill it there."""
 
     def spawn(self) -> subprocess.Popen[bytes]:
         n = len(list(self.logs.glob("worker-*.log")))
@@ -81,7 +86,7 @@ class Chaos:
         try:
             while time.monotonic() - started < timeout_s:
                 counts = store.counts()
-                ended = sum(n for s, n in counts.items() if s in TERMINAL)
+                ended = sum(n for s, n in counts.items() if s in TASK_TERMINAL)
                 if ended >= total:
                     break
                 owed = self.kills < _due(min_kills, ended, total)
@@ -98,18 +103,42 @@ class Chaos:
             self.stop()
 
     def _victim(self, store: SqlStore, rng: random.Random, *, owed: bool) -> int | None:
-        """Which process to kill now, if any; a busy one whenever a kill is `owed`."""
+        """Which process to kill now, if any; a busy one whenever a kill is `owed` (one mid-run,
+        past its first journal write, when there is one)."""
         alive = [i for i, p in enumerate(self.procs) if p.poll() is None]
         if not alive:
             return None
-        owners = {t.lease_owner for t in store.list_tasks(status="running", limit=50)}
-        groups = {_group(_pid(o)) for o in owners if o}
+        running = store.list_tasks(status="running", limit=50)
+        groups = {_group(_pid(t.lease_owner)) for t in running if t.lease_owner}
         busy = [i for i in alive if self.procs[i].pid in groups]
+        self.worked.update(self.procs[i].pid for i in busy)
+        # Kills go to first attempts: killing a resumed run again and again (the first tasks
+        # of a batch, while the storm is young) spends it on one task until its workers are
+        # "lost", and no resume finishes to show its replay.
+        resumed = {_group(_pid(t.lease_owner)) for t in running if t.lease_owner and t.attempts > 1}
+        # mid-run where one is: a run with a journaled turn (its resume replays it)
+        journaled = {
+            _group(_pid(t.lease_owner))
+            for t in running
+            if t.lease_owner and store.turns(t.id, t.generation)
+        }
+        mid = [i for i in busy if self.procs[i].pid in journaled - resumed]
+        if owed and self.inside is not None:
+            effecting = {_group(int(m.name.split("-")[0])) for m in _marks(self.inside)}
+            inside = [i for i in alive if self.procs[i].pid in effecting - resumed]
+            return rng.choice(inside) if inside else None
         if owed:
-            return rng.choice(busy) if busy else None
-        if busy and rng.random() < 0.85:
-            return rng.choice(busy)
-        return rng.choice(alive) if rng.random() < 0.15 else None
+            return rng.choice(mid or busy) if busy else None
+        # Unowed kills hit runs past their first journal write: a worker's first task spends
+        # about a second importing on a loaded machine, and kills aimed at any busy worker all
+        # landed there, before any turn, so none tested a resume. Owed kills (above) still hit
+        # runs wherever they are.
+        if mid and rng.random() < 0.6:
+            return rng.choice(mid)
+        # An idle kill only of a process that has started working: one still starting Python
+        # (seconds on a loaded machine) holds nothing, and killing it proves nothing.
+        idle = [i for i in alive if self.procs[i].pid in self.worked]
+        return rng.choice(idle) if idle and rng.random() < 0.05 else None
 
     def _kill(self, i: int) -> None:
         proc = self.procs[i]
@@ -136,6 +165,13 @@ def _due(min_kills: int, ended: int, total: int) -> int:
     return min(min_kills, math.ceil(min_kills * ended / (0.6 * total)))
 
 
+def _marks(folder: Path) -> list[Path]:
+    try:
+        return list(folder.iterdir())
+    except FileNotFoundError:
+        return []
+
+
 def _group(pid: int | None) -> int | None:
     """The process group of `pid` (a pool child's group is its worker's), None if gone."""
     if pid is None:
@@ -155,3 +191,18 @@ def _pid(owner: str) -> int | None:
 def python_worker(*args: str) -> list[str]:
     """``python -m donegate worker ARGS``."""
     return [sys.executable, "-m", "donegate", "worker", *args]
+
+
+HOLD_DELIVERY = (
+    "import sys, donegate.worker.outbox as outbox\n"
+    "outbox.Courier.once = lambda self: False  # the seam: this courier delivers nothing\n"
+    "from donegate.cli import main\n"
+    "main(['worker', *sys.argv[1:]])\n"
+)
+
+
+def held_worker(*args: str) -> list[str]:
+    """A worker whose courier delivers nothing (a window in which a test kills it after an
+    outcome is recorded and before its notice is sent): `python_worker` with the outbox's
+    `Courier.once` replaced in that process, so product code carries no test switch."""
+    return [sys.executable, "-c", HOLD_DELIVERY, *args]

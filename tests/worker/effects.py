@@ -14,12 +14,22 @@ from __future__ import annotations
 
 import fcntl
 import os
+import threading
 import time
+from pathlib import Path
 
 from donegate.tools import Tool, tool
 
 LOG_ENV = "DONEGATE_TEST_EFFECT_LOG"
 DELAY_ENV = "DONEGATE_TEST_EFFECT_DELAY"
+INSIDE_SUFFIX = ".inside"
+"""``<log>.inside/<pid>-<thread>`` exists while an execution waits out its delay: a chaos
+harness reads the pids there to kill a process inside an effect, not near one."""
+
+
+def inside_folder(log: Path) -> Path:
+    """Where executions of tools logging to `log` mark themselves while they wait."""
+    return log.with_name(log.name + INSIDE_SUFFIX)
 
 
 def _append(path: str, line: str) -> None:
@@ -36,7 +46,14 @@ def _executing(key: str) -> str:
     _append(log + ".calls", f"{key}\n")
     delay = float(os.environ.get(DELAY_ENV) or 0)
     if delay:  # widens the window between the ledger's begin and record, for chaos tests
-        time.sleep(delay)
+        inside = Path(log + INSIDE_SUFFIX)
+        inside.mkdir(exist_ok=True)
+        mark = inside / f"{os.getpid()}-{threading.get_ident()}"
+        mark.touch()
+        try:
+            time.sleep(delay)
+        finally:
+            mark.unlink(missing_ok=True)
     return log
 
 

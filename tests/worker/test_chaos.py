@@ -24,10 +24,18 @@ from donegate.store.sql import SqlStore, open_store
 from donegate.worker import submit
 from tests.store.conftest import PG_ENV, PG_SKIP, pg_schema_url
 from tests.worker.chaos import Chaos, python_worker, worker_env
+from tests.worker.effects import DELAY_ENV, inside_folder
 from tests.worker.helpers import BLIND_TOOL, CHECKED_TOOL, effect_counts, task
+
+# Celery's tests share one Redis database: under xdist they run on one worker.
+pytestmark = [pytest.mark.xdist_group("redis"), pytest.mark.service, pytest.mark.slow]
 
 TASKS = 200
 MIN_KILLS = 8  # the storm the harness guarantees (paced by progress)
+# Each send takes 0.5 s, after its turn is journaled, and the harness's owed kills wait for a
+# worker inside one: those land mid-run (a resume then replays the turn and re-issues the
+# effect under its key), not only in a run's set-up before its first journal write.
+MID_RUN = {DELAY_ENV: "0.5"}
 
 
 def submit_batch(store: SqlStore, workdir: Path) -> None:
@@ -48,17 +56,27 @@ def check_outcome(store: SqlStore, effect_log: Path, chaos: Chaos) -> dict[str, 
         else:
             assert t.status == "done" or "workers were lost" in (t.reason or ""), (t.id, t.reason)
     delivered, executed = effect_counts(effect_log)
-    assert delivered == {f"c{i:03}:1:0": 1 for i in range(TASKS)}  # 0 duplicates, 0 missing
+    keys = {f"c{i:03}:1:0": f"c{i:03}" for i in range(TASKS)}
+    assert set(delivered) <= set(keys), set(delivered) - set(keys)
+    assert all(n == 1 for n in delivered.values()), delivered.most_common(3)  # 0 duplicates
+    # 0 missing: every task that went through its send delivered it once. A task escalated
+    # because its workers were lost (max_attempts kills) may have been killed before it sent.
+    missing = {k for k, t in keys.items() if k not in delivered}
+    assert all("workers were lost" in (tasks[keys[k]].reason or "") for k in missing), missing
     reissued = 0
-    for task_id in tasks:
+    for task_id, t in tasks.items():
+        lost = "workers were lost" in (t.reason or "")
         for effect in store.effects(task_id):
+            if lost and effect["state"] == "begun":  # its worker died inside it: never re-run
+                assert executed[effect["key"]] <= effect["issues"], effect
+                continue
             assert effect["state"] == "done", effect
             assert 1 <= executed[effect["key"]] <= effect["issues"], effect
             reissued += effect["issues"] - 1
     runs = [r for t in tasks for r in store.runs(t)]
     lost_runs = sum(1 for r in runs if r.status == "lost")
     replayed = sum(r.replayed_calls for r in runs)
-    assert chaos.kills >= MIN_KILLS and lost_runs >= 5 and replayed >= 1, (chaos.kills, lost_runs)
+    assert chaos.kills >= MIN_KILLS and lost_runs >= 3 and replayed >= 1, (chaos.kills, lost_runs)
     return {
         "kills": chaos.kills,
         "lost_runs": lost_runs,
@@ -74,10 +92,11 @@ def test_embedded_workers_killed_at_random(tmp_path: Path, effect_log: Path) -> 
     submit_batch(store, tmp_path)
     chaos = Chaos(
         python_worker("--db", str(db), "--concurrency", "2", "--lease", "1", "--poll", "0.05"),
-        worker_env(tmp_path, effect_log),
+        worker_env(tmp_path, effect_log, **MID_RUN),
         tmp_path / "logs",
+        inside=inside_folder(effect_log),
     )
-    took = chaos.run(store, total=TASKS, max_kills=25, timeout_s=50, min_kills=MIN_KILLS)
+    took = chaos.run(store, total=TASKS, max_kills=25, timeout_s=150, min_kills=MIN_KILLS)
     figures = check_outcome(store, effect_log, chaos)
     print(f"\nembedded chaos: {TASKS} tasks in {took:.1f}s, {figures}")
     store.close()
@@ -119,10 +138,11 @@ def test_celery_workers_on_postgres_killed_at_random(tmp_path: Path, effect_log:
                 "--visibility-timeout",
                 "4",
             ),
-            worker_env(tmp_path, effect_log),
+            worker_env(tmp_path, effect_log, **MID_RUN),
             tmp_path / "logs",
+            inside=inside_folder(effect_log),
         )
-        took = chaos.run(store, total=TASKS, max_kills=20, timeout_s=55, min_kills=MIN_KILLS)
+        took = chaos.run(store, total=TASKS, max_kills=20, timeout_s=150, min_kills=MIN_KILLS)
         figures = check_outcome(store, effect_log, chaos)
         print(f"\ncelery chaos: {TASKS} tasks in {took:.1f}s, {figures}")
         store.close()
@@ -143,12 +163,13 @@ def test_kills_inside_effects_that_ignore_their_key(
         submit(task(f"b{i:02}", tmp_path, tools=[spec_tool]), store)
     chaos = Chaos(
         python_worker("--db", str(db), "--concurrency", "2", "--lease", "1", "--poll", "0.05"),
-        # most of a task's time is inside its effect: most kills of a busy worker land there
-        worker_env(tmp_path, effect_log, DONEGATE_TEST_EFFECT_DELAY="0.25"),
+        # most of a task's time is inside its effect, and the owed kills wait for one there
+        worker_env(tmp_path, effect_log, DONEGATE_TEST_EFFECT_DELAY="0.75"),
         tmp_path / "logs",
         seed=1010,
+        inside=inside_folder(effect_log),
     )
-    took = chaos.run(store, total=BLIND_TASKS, max_kills=12, timeout_s=50, min_kills=6)
+    took = chaos.run(store, total=BLIND_TASKS, max_kills=12, timeout_s=150, min_kills=6)
     tasks = {t.id: t for t in store.list_tasks(limit=BLIND_TASKS + 1)}
     assert len(tasks) == BLIND_TASKS and {t.status for t in tasks.values()} <= {"done", "escalated"}
     delivered, executed = effect_counts(effect_log)
@@ -171,9 +192,16 @@ def test_kills_inside_effects_that_ignore_their_key(
         assert len(unknown) >= 3, (chaos.kills, unknown)
     else:
         assert unknown == []  # reconcile always could tell
-        assert delivered == {f"b{i:02}:1:0": 1 for i in range(BLIND_TASKS)}
+        lost = {f"{t.id}:1:0" for t in tasks.values() if "workers were lost" in (t.reason or "")}
+        assert all(n == 1 for n in delivered.values()), delivered  # 0 duplicates
+        # 0 missing, but for a task whose workers were all killed before it sent
+        assert {f"b{i:02}:1:0" for i in range(BLIND_TASKS)} - set(delivered) <= lost
         for t in tasks:  # each kill before delivering: reconciled "no", issued again
-            [effect] = store.effects(t)
+            effects = store.effects(t)
+            if not effects:  # its workers were all killed before its effect began
+                assert f"{t}:1:0" in lost and f"{t}:1:0" not in executed, t
+                continue
+            [effect] = effects
             assert executed[effect["key"]] <= effect["issues"], effect
     print(
         f"\n{tool} chaos: {BLIND_TASKS} tasks in {took:.1f}s, {chaos.kills} kills, "

@@ -11,9 +11,10 @@ from typing import Any
 import pytest
 import yaml
 
-from donegate.cli import main
-from donegate.store import Outcome
+from donegate.store import RunOutcome
 from donegate.store.sql import open_store
+from tests._cli import run
+from tests.review.helpers import reviewer_file_at
 from tests.worker.helpers import task
 
 
@@ -24,16 +25,6 @@ def db(tmp_path: Path, effect_log: Path) -> Iterator[str]:
     yield str(tmp_path / "queue.db")
     for s, handler in saved.items():
         signal.signal(s, handler)
-
-
-def run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
-    try:
-        main(list(args))
-        code = 0
-    except SystemExit as exc:
-        code = int(exc.code or 0)
-    out = capsys.readouterr()
-    return code, out.out, out.err
 
 
 def write_task(tmp_path: Path, task_id: str, **extra: Any) -> str:
@@ -64,6 +55,16 @@ def test_submit_work_and_inspect(
     ]  # fmt: skip
     code, out, _ = run(capsys, "tasks", "show", "t2", "--db", db, "--transcript")
     assert code == 0 and "t2 done" in out and "effect t2:1:0: done x1" in out
+    assert out.splitlines()[0] == "t2 done  type mail"  # never "type=None"
+    [certificate] = [line for line in out.splitlines() if line.startswith("certificate: ")]
+    assert certificate == f"certificate: {shown['task']['result']['certificate']}"
+    write_task(tmp_path, "untyped")
+    untyped = yaml.safe_load((tmp_path / "untyped.yaml").read_text())
+    del untyped["type"]
+    (tmp_path / "untyped.yaml").write_text(yaml.safe_dump(untyped))
+    run(capsys, "submit", str(tmp_path / "untyped.yaml"), "--db", db)
+    code, out, _ = run(capsys, "tasks", "show", "untyped", "--db", db)
+    assert out.splitlines()[0] == "untyped pending"
     code, _, err = run(capsys, "tasks", "retry", "t1", "--db", db)
     assert code == 2 and err.startswith("donegate: task 't1' is done;") and err.count("\n") == 1
 
@@ -85,12 +86,14 @@ def test_the_human_queue(capsys: pytest.CaptureFixture[str], tmp_path: Path, db:
     assert entry["task_id"] == "stuck" and entry["status"] == "open"
     code, out, _ = run(capsys, "escalations", "show", str(entry["id"]), "--db", db)
     assert code == 0 and "# Escalated: stuck" in out and "never-there.txt" in out
+    ann = str(reviewer_file_at(db, tmp_path))
     code, out, _ = run(
         capsys, "escalations", "resolve", str(entry["id"]), "--db", db,
-        "--requeue", "--instructions", "create the file first",
+        "--requeue", "--instructions", "create the file first", "--token-file", ann,
     )  # fmt: skip
     assert (code, out) == (0, f"escalation {entry['id']}: requeued; task stuck\n")
-    code, _, err = run(capsys, "escalations", "resolve", str(entry["id"]), "--db", db)
+    code, _, err = run(capsys, "escalations", "resolve", str(entry["id"]), "--db", db,
+                       "--token-file", ann)  # fmt: skip
     assert code == 2 and err == f"donegate: escalation {entry['id']} is already requeued\n"
     code, _, err = run(capsys, "escalations", "show", "99", "--db", db)
     assert (code, err) == (2, "donegate: no escalation 99\n")
@@ -106,7 +109,7 @@ def test_stats_flags_spikes(capsys: pytest.CaptureFixture[str], db: str) -> None
         hit = i < 3
         store.finish(
             lease,
-            Outcome(
+            RunOutcome(
                 status="failed" if hit else "done",
                 ending="tool_use" if hit else "complete",
                 loop_status="max_steps" if hit else "complete",

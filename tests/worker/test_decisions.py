@@ -15,6 +15,7 @@ from donegate.cli._store import resolve_model
 from donegate.store.sql import SqlStore
 from donegate.worker import Worker, submit
 from donegate.worker.outbox import Courier
+from tests.review.helpers import reviewer_file
 from tests.worker.helpers import task
 from tests.worker.test_outbox import FAST, Receiver
 from tests.worker.test_review import run
@@ -49,8 +50,9 @@ def test_approval_is_notified_under_its_own_key_with_the_approved_certificate(
 ) -> None:  # fmt: skip
     review = _reviewed(store, tmp_path, "a1", hook.url)
     assert [(k, b["status"]) for k, b in hook.got] == [("a1:final", "awaiting_review")]
+    ann = reviewer_file(store, tmp_path)
     code, _, err = run(capsys, "escalations", "approve", str(review), "--by", "ann",
-                       "--db", store_url)  # fmt: skip
+                       "--token-file", str(ann), "--db", store_url)  # fmt: skip
     assert code == 0, err
     [notice] = [n for n in store.outbox(task_id="a1") if n.key == "a1:approved"]
     assert notice.state == "pending"  # written with the approval, not yet sent

@@ -82,6 +82,7 @@ def test_a_resumed_task_says_from_which_step(
     assert logged[3].startswith("done in ")
 
 
+@pytest.mark.slow
 def test_the_worker_command_prints_them_by_default_without_alembic(
     tmp_path: Path, effect_log: Path
 ) -> None:

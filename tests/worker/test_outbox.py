@@ -14,13 +14,16 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+import pydantic
 import pytest
 
 from donegate.cli._store import resolve_model
+from donegate.harness.spec import TaskSpec
+from donegate.store._outbox import Notification
 from donegate.store.sql import SqlStore
 from donegate.worker import Worker, submit
-from donegate.worker.outbox import HOLD_ENV, Courier, Delivery
-from tests.worker.chaos import python_worker, worker_env
+from donegate.worker.outbox import Courier, Delivery, deliver
+from tests.worker.chaos import held_worker, python_worker, worker_env
 from tests.worker.effects import DELAY_ENV
 from tests.worker.helpers import task
 from tests.worker.test_cli import db, run, write_task
@@ -182,11 +185,15 @@ def test_worker_default_targets_and_a_command(store: SqlStore, effect_log: Path)
     assert store.outbox(task_id="t4")[0].state == "delivered"
 
 
-def _spawn(env: dict[str, str], log: Path, *args: str) -> subprocess.Popen[bytes]:
+def _spawn(
+    env: dict[str, str], log: Path, *args: str, held: bool = False
+) -> subprocess.Popen[bytes]:
     out = open(log, "ab")  # noqa: SIM115 - lives with the process
-    return subprocess.Popen(python_worker(*args), env=env, stdout=out, stderr=out)
+    command = held_worker(*args) if held else python_worker(*args)
+    return subprocess.Popen(command, env=env, stdout=out, stderr=out)
 
 
+@pytest.mark.slow
 def test_sigkill_after_the_outcome_is_recorded_delivers_after_restart(
     store: SqlStore,
     store_url: str,
@@ -196,8 +203,8 @@ def test_sigkill_after_the_outcome_is_recorded_delivers_after_restart(
 ) -> None:
     r = receiver()
     submit(task("k1", tmp_path, notify=[{"webhook": {"url": r.url}}]), store)
-    held = worker_env(tmp_path, effect_log, **{HOLD_ENV: "1"})
-    first = _spawn(held, tmp_path / "w1.log", "--db", store_url, "--poll", "0.1")
+    held = worker_env(tmp_path, effect_log)
+    first = _spawn(held, tmp_path / "w1.log", "--db", store_url, "--poll", "0.1", held=True)
     try:
         _until(lambda: store.get("k1").status == "done")  # type: ignore[union-attr]
         assert store.outbox(task_id="k1")[0].state == "pending"
@@ -212,6 +219,7 @@ def test_sigkill_after_the_outcome_is_recorded_delivers_after_restart(
     assert [k for k, _ in r.got] == ["k1:final"]
 
 
+@pytest.mark.slow
 def test_sigkill_before_the_outcome_delivers_nothing_until_the_task_ends(
     store: SqlStore,
     store_url: str,
@@ -282,3 +290,34 @@ def test_the_dispatch_guide_python_runs_and_its_receiver_dedupes() -> None:
         False,
         True,
     ]
+
+
+def test_a_1_mb_certificate_is_delivered_to_a_command_as_a_file(tmp_path: Path) -> None:
+    # As argv text a certificate this size is E2BIG and the notice never arrives; as a file
+    # path (and on stdin) it is delivered whole.
+    certificate = {"kind": "donegate.certificate", "task_id": "big", "pad": "x" * (1 << 20)}
+    out = tmp_path / "got.json"
+    script = (
+        "import json,shutil,sys; a=json.load(open(sys.argv[1])); b=json.load(sys.stdin); "
+        f"shutil.copy(sys.argv[1], {str(out)!r}); assert a == b['certificate']"
+    )
+    n = Notification(
+        id=1, task_id="big", generation=1, key="big:final",
+        target={"command": [sys.executable, "-c", script, "{certificate_path}"]},
+        body={"task_id": "big", "status": "done", "certificate": certificate},
+        state="pending", attempts=0, max_attempts=1, next_at=0.0, last_error=None,
+        created_at=0.0, delivered_at=None,
+    )  # fmt: skip
+    assert deliver(n, 60) is None
+    assert json.loads(out.read_text()) == certificate and out.stat().st_size > 1 << 20
+
+
+def test_a_document_in_a_command_argument_is_refused_at_load() -> None:
+    with pytest.raises(pydantic.ValidationError, match=r"use \{certificate_path\}"):
+        TaskSpec.model_validate(
+            {"id": "t", "prompt": "p", "notify": [{"command": ["x", "{certificate}"]}]}
+        )
+    with pytest.raises(pydantic.ValidationError, match=r"use \{report_path\}"):
+        TaskSpec.model_validate(
+            {"id": "t", "prompt": "p", "notify": [{"command": ["x", "--r={report}"]}]}
+        )

@@ -9,20 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from donegate.cli import main
 from donegate.store.sql import SqlStore
 from donegate.worker.tasks import submit
+from tests._cli import run
+from tests.review.helpers import reviewer_file
 from tests.worker.helpers import task
-
-
-def run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
-    try:
-        main(list(args))
-        code = 0
-    except SystemExit as exc:
-        code = int(exc.code or 0)
-    out = capsys.readouterr()
-    return code, out.out, out.err
 
 
 def reviewed(store: SqlStore, tmp_path: Path, task_id: str) -> None:
@@ -46,8 +37,10 @@ def test_a_worker_leaves_it_awaiting_review_and_approval_closes_it_done(
     pending = Path(entry.report.review.certificate)
     assert json.loads(pending.read_text())["status"] == "awaiting_review"
 
+    ann = reviewer_file(store, tmp_path)
     code, out, err = run(capsys, "escalations", "approve", str(entry.id), "--by", "ann",
-                         "--note", "checked the mail log", "--db", store_url)  # fmt: skip
+                         "--note", "checked the mail log", "--token-file", str(ann),
+                         "--db", store_url)  # fmt: skip
     assert code == 0, err
     assert out.startswith(f"review {entry.id}: approved by ann; task r1 done; ")
     record = store.get("r1")
@@ -63,7 +56,8 @@ def test_a_worker_leaves_it_awaiting_review_and_approval_closes_it_done(
     assert approved.resolved_at is not None
     assert run(capsys, "verify", record.result["certificate"])[0] == 0
 
-    code, _, err = run(capsys, "escalations", "approve", str(entry.id), "--db", store_url)
+    code, _, err = run(capsys, "escalations", "approve", str(entry.id), "--token-file",
+                       str(ann), "--db", store_url)  # fmt: skip
     assert code == 2 and f"review {entry.id} is already approved" in err
 
 
@@ -90,6 +84,7 @@ def test_only_a_review_can_be_approved(
     assert run(capsys, "worker", "--db", store_url, "--until-idle")[0] == 0
     [entry] = store.escalations()
     assert entry.kind == "escalation"
+    ann = reviewer_file(store, tmp_path)
     code, _, err = run(capsys, "escalations", "approve", str(entry.id), "--by", "ann",
-                       "--db", store_url)  # fmt: skip
+                       "--token-file", str(ann), "--db", store_url)  # fmt: skip
     assert code == 2 and "is not a review" in err

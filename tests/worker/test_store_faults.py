@@ -290,10 +290,11 @@ def test_a_disk_that_fills_ends_the_worker_non_zero_and_puts_its_tasks_back(
         code, lines = ended(proc)
         assert code == 1
         # the store and the data directory share the disk (as ~/.donegate does): the first
-        # write to meet it full is the one named, the store's or a certificate's
+        # write to meet it full is the one named, the store's or one in the data directory
+        # (a certificate, or the clean room's copy of the workdir)
         store_full = f"the store sqlite:///{db} is full"
-        cert_full = f"stopped: disk full: {disk / 'home' / 'certificates'}/"
-        named = store_full if any(store_full in line for line in lines) else cert_full
+        home_full = f"stopped: disk full: {disk / 'home'}/"
+        named = store_full if any(store_full in line for line in lines) else home_full
         last = one_fault_line(lines, named)
         filler.unlink()
         check_put_back(db, last)

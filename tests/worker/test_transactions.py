@@ -20,7 +20,7 @@ import sqlalchemy as sa
 from donegate.messages import Ending, Message, ToolCall, Turn
 from donegate.models.base import Model, ModelRequest
 from donegate.models.function import FunctionModel
-from donegate.store import Outcome, TaskStore
+from donegate.store import RunOutcome, TaskStore
 from donegate.store.sql import SqlStore
 from donegate.tools import tool
 from donegate.worker import ModelResolver, Worker, submit
@@ -49,7 +49,7 @@ def _caller() -> str:
     return frames[0].name if frames else "?"
 
 
-def _run_one(store: SqlStore, model: Model) -> tuple[Outcome | None, list[str]]:
+def _run_one(store: SqlStore, model: Model) -> tuple[RunOutcome | None, list[str]]:
     """Run one task with `model`; its outcome, and the store method behind each commit."""
     commits: list[str] = []
 

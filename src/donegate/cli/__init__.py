@@ -12,14 +12,9 @@ from typing import NoReturn
 
 import click
 
-from donegate.cli import audit as _audit  # noqa: F401  (registers `donegate audit`)
-from donegate.cli import check as _check  # noqa: F401  (registers `check`, `validate`)
-from donegate.cli import exec as _exec  # noqa: F401  (registers `donegate exec`)
-from donegate.cli import init as _init  # noqa: F401  (registers `init`)
-from donegate.cli import outbox as _outbox  # noqa: F401 - registers ``donegate outbox``
-from donegate.cli import serve  # noqa: F401 - registers ``donegate serve``
 from donegate.cli._app import app
 from donegate.errors import DonegateError
+from donegate.harness.custody import secure_process
 
 __all__ = ["EXIT_INTERRUPTED", "EXIT_USAGE", "app", "main"]
 
@@ -30,7 +25,11 @@ EXIT_INTERRUPTED = 130
 
 
 def main(argv: list[str] | None = None) -> None:
-    """Entry point: runs `app`, turning every kind of bad input into one line and exit 2."""
+    """Entry point: runs `app`, turning every kind of bad input into one line and exit 2.
+
+    Every donegate program is a gate process: it first makes itself non-dumpable and takes the
+    signing key out of its environment (`donegate.harness.custody.secure_process`)."""
+    secure_process()
     try:
         app.main(args=argv, prog_name="donegate", standalone_mode=False)
     except click.exceptions.Exit as exc:

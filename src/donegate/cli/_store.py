@@ -2,26 +2,24 @@
 
 from __future__ import annotations
 
-import functools
 import json
-import os
 import stat
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
-from sqlalchemy import exc as sa_exc
-from sqlalchemy.engine import make_url
 
 from donegate.config import DB_ENV
 from donegate.errors import UserError
-from donegate.models.base import Model
-from donegate.models.infer import infer_model
-from donegate.store import open_store
-from donegate.store._db import resolve_url
-from donegate.store.sql import SqlStore
+
+if TYPE_CHECKING:
+    from donegate.models.base import Model
+    from donegate.store.sql import SqlStore
+
+# The store (SQLAlchemy) and the models are imported by the functions that use them: a queue
+# command's --help, and `db_option` at import, need neither.
 
 __all__ = ["db_option", "echo_json", "fmt_time", "resolve_model", "store_from"]
 
@@ -50,6 +48,11 @@ def store_from(db: str | None, *, pool_size: int = 5, existing: bool = False) ->
     be there: a command that only reads, or acts on tasks already queued, never creates a file
     or a folder. A file that is not SQLite is refused before SQLite touches it.
     """
+    from sqlalchemy import exc as sa_exc
+
+    from donegate.store import open_store
+    from donegate.store._db import resolve_url
+
     url = resolve_url(db)
     path = _sqlite_path(url)
     if path is not None:
@@ -62,6 +65,9 @@ def store_from(db: str | None, *, pool_size: int = 5, existing: bool = False) ->
 
 def _sqlite_path(url: str) -> Path | None:
     """The file of a SQLite URL; None for another database or an in-memory one."""
+    from sqlalchemy import exc as sa_exc
+    from sqlalchemy.engine import make_url
+
     try:
         parsed = make_url(url)
     except sa_exc.ArgumentError:
@@ -105,29 +111,16 @@ def _first_line(exc: BaseException) -> str:
     return text.splitlines()[0][:300] if text else type(exc).__name__
 
 
-@functools.lru_cache(maxsize=256)
-def _script(path: str, mtime: float) -> Any:
-    from donegate.testing.script import load_script
-
-    return load_script(path)
-
-
 def resolve_model(value: str, what: str = "model") -> Model:
-    """``provider:model`` through `infer_model`; ``script:FILE`` as a fresh script player.
+    """``provider:model`` or ``script:FILE`` through `infer_model`; errors name `what`."""
+    from donegate.models.infer import SCRIPT_SCHEME, infer_model
 
-    Parsed scripts are cached by path and modification time: a worker running many tasks that
-    share a script parses it once, yet every task gets its own player (players keep state).
-    """
-    if value.startswith("script:"):
-        from donegate.testing.player import ScriptedModel
-
-        path = Path(value.removeprefix("script:"))
-        try:
-            mtime = os.stat(path).st_mtime
-        except OSError:
-            raise UserError(f"{what} {value!r}: no such script file") from None
-        return ScriptedModel(_script(str(path), mtime), name=f"script:{path.name}")
-    return infer_model(value)
+    try:
+        return infer_model(value)
+    except UserError as exc:
+        if not value.startswith(SCRIPT_SCHEME):
+            raise
+        raise UserError(f"{what} {exc}") from None
 
 
 def echo_json(value: Any) -> None:

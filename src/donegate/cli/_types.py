@@ -7,11 +7,13 @@ command and the option (exit 2), before any file is read or any store is opened.
 from __future__ import annotations
 
 import math
+import os
 from typing import Any
 
 import click
 
-from donegate.harness.spec import task_id_problem
+from donegate.config import ISOLATION_ENV, ISOLATION_MODES
+from donegate.errors import UserError
 
 __all__ = [
     "COUNT",
@@ -21,6 +23,7 @@ __all__ = [
     "STATUS",
     "TASK_ID",
     "EscalationRef",
+    "isolation_option",
 ]
 
 PORT = click.IntRange(0, 65535)
@@ -31,6 +34,13 @@ STATUS = click.IntRange(100, 599)
 """An HTTP status code."""
 
 
+def _task_id_problem(text: str) -> str | None:
+    # imported here: the task-file models (pydantic) load only when an id is given
+    from donegate.records.task import task_id_problem
+
+    return task_id_problem(text)
+
+
 class _TaskId(click.ParamType):  # type: ignore[type-arg]  # generic only in click >= 8.2
     """A task id, ``[A-Za-z0-9._-]{1,128}``, checked before any store is opened."""
 
@@ -38,7 +48,7 @@ class _TaskId(click.ParamType):  # type: ignore[type-arg]  # generic only in cli
 
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> str:
         text = str(value)
-        problem = task_id_problem(text)
+        problem = _task_id_problem(text)
         if problem is not None:
             self.fail(problem, param, ctx)
         return text
@@ -64,7 +74,7 @@ class _Escalation(click.ParamType):  # type: ignore[type-arg]
         text = str(value)
         if text.isascii() and text.isdigit() and len(text) <= 18:
             return int(text)
-        problem = task_id_problem(text)
+        problem = _task_id_problem(text)
         if problem is not None:
             self.fail(f"expected an escalation number or a task id: {problem}", param, ctx)
         return text
@@ -95,3 +105,32 @@ class _Since(click.ParamType):  # type: ignore[type-arg]
 
 
 SINCE = _Since()
+
+
+def _isolation(ctx: click.Context, param: click.Parameter, value: str | None) -> None:
+    """Probe the backend now: ``sandbox`` where bwrap cannot start refuses to start (exit 2).
+
+    The choice is put in the environment, so the whole process and what it starts (an agent
+    CLI's hooks under ``exec``) judge under the same isolation.
+    """
+    from donegate.sandbox import resolve  # here: a command's --help does not import the sandbox
+
+    try:
+        resolve(value)
+    except UserError as exc:
+        raise click.UsageError(str(exc), ctx) from None
+    if value is not None:
+        os.environ[ISOLATION_ENV] = value
+
+
+def isolation_option(fn: Any) -> Any:
+    """``--isolation auto|sandbox|process`` (default: ``$DONEGATE_ISOLATION``, else auto)."""
+    return click.option(
+        "--isolation",
+        type=click.Choice(ISOLATION_MODES),
+        default=None,
+        expose_value=False,
+        callback=_isolation,
+        help="Where checks (and the agent's commands) run: auto (the sandbox when bwrap works "
+        "here), sandbox (bubblewrap; refuse to start without it) or process.",
+    )(fn)

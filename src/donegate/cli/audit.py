@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import math
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import click
@@ -46,6 +47,14 @@ __all__ = ["audit_command"]
 )  # fmt: skip
 @click.option("--tool", default="bash", show_default=True, help="Tool scripted calls name.")
 @click.option("--tool-arg", default="command", show_default=True, help="Its command argument.")
+@click.option(
+    "--finish-tool", metavar="NAME",
+    help="End the answered scenarios with a call to this tool instead of text (an agent that "
+    "finishes only through a tool); run the plain agent with the same option to compare.",
+)  # fmt: skip
+@click.option(
+    "--finish-arg", default="summary", show_default=True, help="The finish tool's answer argument."
+)
 @click.option("--gateway", metavar="URL", help="Audit a gateway (proxy) instead of a program.")
 @click.option(
     "--upstream-port", type=click.IntRange(0, 65535), default=8790, show_default=True,
@@ -62,6 +71,8 @@ def audit_command(  # noqa: PLR0917 (click passes options positionally)
     preset: str | None,
     tool: str,
     tool_arg: str,
+    finish_tool: str | None,
+    finish_arg: str,
     gateway: str | None,
     upstream_port: int,
     command: tuple[str, ...],
@@ -91,7 +102,7 @@ def audit_command(  # noqa: PLR0917 (click passes options positionally)
             raise UserError("--gateway needs --api (the wire format the gateway speaks)")
         if command:
             raise UserError("--gateway takes no COMMAND")
-        shape = ToolShape(name=tool, arg=tool_arg)
+        shape = ToolShape(name=tool, arg=tool_arg, finish=finish_tool, finish_arg=finish_arg)
         with gateway_upstream(scenarios, tool=shape, port=upstream_port) as upstream:
             click.echo(f"upstream emulator on {upstream.base_url}", err=True)
             report = audit_gateway(
@@ -99,13 +110,14 @@ def audit_command(  # noqa: PLR0917 (click passes options positionally)
                 timeout=timeout,
             )  # fmt: skip
     else:
-        shape = ToolShape(name=tool, arg=tool_arg)
+        shape = ToolShape(name=tool, arg=tool_arg, finish=finish_tool, finish_arg=finish_arg)
         setup = None
         argv = list(command)
         if preset is not None:
             chosen = PRESETS[preset]
             argv = [*chosen.command, *argv]
-            shape, setup = chosen.tool, chosen.setup
+            shape = replace(chosen.tool, finish=finish_tool, finish_arg=finish_arg)
+            setup = chosen.setup
         if not argv:
             raise UserError("no COMMAND given: donegate audit [OPTIONS] -- COMMAND ARGS...")
         report = audit(

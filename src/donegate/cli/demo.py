@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import shutil
 import sys
 import tempfile
 from collections.abc import Callable
@@ -29,6 +30,7 @@ from donegate.harness.demo import demo_script, demo_task, make_repo, run_naive
 from donegate.harness.runner import run_task
 from donegate.models.base import Model
 from donegate.models.infer import infer_model
+from donegate.records.status import TaskStatus
 from donegate.testing.emulator import CONVERSATION_HEADER, Emulator
 
 MODEL = "claude-opus-5-5"
@@ -114,9 +116,10 @@ def _demo(directory: str | None, make_model: Callable[[], Model]) -> None:
         # paths and commands are printed unwrapped, so they can be pasted as printed
         console.print(f"\ncertificate: {escape(str(result.certificate))}", soft_wrap=True)
         console.print(
-            f"re-check it: donegate verify {escape(str(result.certificate))}", soft_wrap=True
+            f"re-check it: {escape(command_name())} verify {escape(str(result.certificate))}",
+            soft_wrap=True,
         )
-    if result.status != "done":
+    if result.status != TaskStatus.DONE:
         console.print(f"[red]the gated run did not finish: {escape(result.reason)}[/]")
         sys.exit(1)
 
@@ -124,3 +127,15 @@ def _demo(directory: str | None, make_model: Callable[[], Model]) -> None:
 def _short(text: str, limit: int = 48) -> str:
     line = " ".join(text.split())
     return escape(line if len(line) <= limit else line[: limit - 3] + "...")
+
+
+def command_name() -> str:
+    """How to call donegate again from this shell: ``donegate`` when it is on PATH, else the
+    path it was started by (``.venv/bin/donegate`` from the README, whose venv is not active),
+    else ``python -m donegate``."""
+    if shutil.which("donegate"):
+        return "donegate"
+    started = sys.argv[0] if sys.argv else ""
+    if Path(started).name == "donegate":
+        return started
+    return f"{sys.executable} -m donegate"

@@ -3,25 +3,26 @@
 It holds escalations (stuck tasks) and reviews (``closure: human`` tasks whose claim passed
 every gate, ``awaiting_review``). ``approve`` closes a review as done: a new certificate,
 signed, with who approved it and when. ``resolve`` on a review rejects it (the task fails);
-``resolve --requeue`` runs it again.
+``resolve --requeue`` runs it again. Each is a reviewer's act: ``--token-file`` holds their
+secret, and the action itself is `donegate.review`'s, the same the review UI and API call.
 """
 
 from __future__ import annotations
 
-import getpass
 from dataclasses import asdict
 from pathlib import Path
 
 import click
-from rich.markup import escape
-from rich.table import Table
 
+from donegate import review
 from donegate.cli._app import app
-from donegate.cli._console import make_console
+from donegate.cli._console import make_console, print_rows
 from donegate.cli._store import db_option, echo_json, fmt_time, store_from
+from donegate.cli._temporal import wake
 from donegate.cli._types import ESCALATION, EscalationRef
+from donegate.cli.reviewers import needs_secret, reviewer_actor, token_file_option
 from donegate.errors import UserError
-from donegate.harness.certificate import approve_certificate
+from donegate.spend import parse_extra
 from donegate.store.sql import SqlStore
 
 __all__ = ["escalations_group"]
@@ -46,17 +47,10 @@ def list_command(show_all: bool, as_json: bool, db: str | None) -> None:
     if as_json:
         echo_json([{k: v for k, v in asdict(e).items() if k != "report"} for e in entries])
         return
-    table = Table("id", "task", "kind", "status", "since", "why", box=None)
-    for e in entries:
-        table.add_row(
-            str(e.id),
-            escape(e.task_id),
-            e.kind,
-            e.status,
-            fmt_time(e.created_at),
-            escape(e.reason[:80]),
-        )
-    make_console().print(table)
+    rows = [
+        [str(e.id), e.task_id, e.kind, e.status, fmt_time(e.created_at), e.reason] for e in entries
+    ]
+    print_rows(make_console(), ["id", "task", "kind", "status", "since", "why"], rows)
 
 
 @escalations_group.command("show")
@@ -95,75 +89,100 @@ def show_command(escalation_id: EscalationRef, as_json: bool, db: str | None) ->
 @click.option("--note", help="What was done about it.")
 @click.option("--requeue", is_flag=True, help="Run the task again (a new generation).")
 @click.option("--instructions", help="With --requeue: added to the task's prompt.")
+@click.option(
+    "--budget-extra",
+    "budget_extra",
+    multiple=True,
+    metavar="KIND=AMOUNT",
+    help="With --requeue: raise the task's budget, usd=0.50 or tokens=10000 (repeatable).",
+)
+@token_file_option("resolving or requeueing")
 @db_option
 def resolve_command(
+    *,
     escalation_id: EscalationRef,
     note: str | None,
     requeue: bool,
     instructions: str | None,
+    budget_extra: tuple[str, ...],
+    token_file: str | None,
     db: str | None,
 ) -> None:
     """Close an escalation with a note, or requeue its task with instructions.
 
     ESCALATION_ID is the escalation's number, or a task id for that task's open escalation.
+    A task whose budget was exhausted goes on from what it spent: --budget-extra grants more.
+    Needs a reviewer's --token-file (donegate reviewers add).
     """
+    extra: dict[str, float] = {}
+    for text in budget_extra:
+        kind, amount = parse_extra(text)
+        extra[kind] = extra.get(kind, 0) + amount
+    what = "requeueing" if requeue else "resolving"
+    needs_secret(token_file, what=what)
     store = store_from(db, existing=True)
     try:
+        actor = reviewer_actor(store, token_file, what=what)
         number = _number(store, escalation_id)
         if number is None:
             raise UserError(f"no escalation {escalation_id}")
-        entry = store.resolve(number, note=note, requeue=requeue, instructions=instructions)
+        if requeue:
+            entry = review.requeue(
+                store, number, actor=actor, instructions=instructions, note=note,
+                budget_extra=extra,
+            )  # fmt: skip
+        else:
+            if instructions:
+                raise UserError("--instructions only go with --requeue")
+            if extra:
+                raise UserError("--budget-extra only goes with --requeue")
+            entry = review.resolve(store, number, actor=actor, note=note)
+        wake(store, entry.task_id, "requeue" if requeue else "resolve", escalation=entry.id)
     finally:
         store.close()
-    what = "requeued" if requeue else "resolved"
-    click.echo(f"escalation {entry.id}: {what}; task {entry.task_id}")
+    done = "requeued" if requeue else "resolved"
+    click.echo(f"escalation {entry.id}: {done}; task {entry.task_id}")
 
 
 @escalations_group.command("approve")
 @click.argument("target")
-@click.option("--by", help="Who approves (default: the login name).")
+@click.option("--by", help="Your reviewer name (checked against --token-file's secret).")
 @click.option("--note", help="What was checked, for the certificate.")
+@token_file_option("approving")
 @db_option
-def approve_command(target: str, by: str | None, note: str | None, db: str | None) -> None:
+def approve_command(
+    target: str, by: str | None, note: str | None, token_file: str | None, db: str | None
+) -> None:
     """Approve a review: its task becomes done, with who and when in a new certificate.
 
     TARGET is a review's id in the queue (or its task's id), or the certificate a ``donegate
-    run`` of a ``closure: human`` task left awaiting review.
+    run`` of a ``closure: human`` task left awaiting review. Needs a reviewer's --token-file
+    (donegate reviewers add); the certificate records the reviewer, the channel (cli), your OS
+    user and the time.
     """
-    name = by if by is not None else _login()
-    if target.endswith(".json") or Path(target).is_file():
-        path = approve_certificate(target, by=name, note=note)
-        click.echo(f"approved by {name}: certificate {path}")
-        return
+    needs_secret(token_file, what="approving", by=by)
     store = store_from(db, existing=True)
     try:
+        actor = reviewer_actor(store, token_file, what="approving", by=by)
+        if target.endswith(".json") or Path(target).is_file():
+            path = review.approve_file(store, target, actor=actor, note=note)
+            click.echo(f"approved by {actor.name}: certificate {path}")
+            return
         number = _number(store, int(target) if target.isdigit() else target)
-        entry = store.escalation(number) if number is not None else None
-        if entry is None:
+        if number is None:
             raise UserError(f"no escalation {target}")
-        if entry.kind != "review":
-            raise UserError(f"escalation {entry.id} is not a review: resolve or requeue it")
-        if entry.status != "open":
-            raise UserError(f"review {entry.id} is already {entry.status}")
-        pending = entry.report.review.certificate if entry.report.review is not None else ""
-        if not pending:
-            raise UserError(f"review {entry.id}: its report names no certificate to approve")
-        path = approve_certificate(pending, by=name, note=note)
-        try:
-            store.approve(entry.id, by=name, note=note, certificate=str(path))
-        except BaseException:
-            Path(path).unlink(missing_ok=True)  # the queue did not take it: no stray "done"
-            raise
+        approved = review.approve(store, number, actor=actor, note=note)
+        wake(
+            store, approved.escalation.task_id, "approve", by=actor.name,
+            escalation=approved.escalation.id,
+        )  # fmt: skip
     finally:
         store.close()
-    click.echo(f"review {entry.id}: approved by {name}; task {entry.task_id} done; {path}")
-
-
-def _login() -> str:
-    try:
-        return getpass.getuser()
-    except (OSError, KeyError):
-        raise UserError("cannot tell who you are: pass --by NAME") from None
+    entry = approved.escalation
+    click.echo(
+        f"review {entry.id}: approved by {actor.name}; task {entry.task_id} done; "
+        f"{approved.certificate}"
+    )
 
 
 def _number(store: SqlStore, ref: EscalationRef) -> int | None:

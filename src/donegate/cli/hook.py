@@ -21,15 +21,12 @@ from typing import Any
 import click
 
 from donegate.cli._app import app
+from donegate.cli._types import isolation_option
 from donegate.harness.agents import AGENTS, HookOptions, agent_named, run_hook
 from donegate.harness.agents.base import MAX_PAYLOAD_BYTES, AgentCLI
-from donegate.harness.agents.install import (
-    apply_plan,
-    plan_codex_trust,
-    plan_install,
-    plan_uninstall,
-)
-from donegate.harness.spec import load_task
+
+# `install`, `uninstall` and `doctor` import what they use (the task preflight, the config
+# planners, the doctor) in their own bodies: an agent CLI's stop waits on this module's import.
 
 _USAGE = "donegate.usage_error"
 _STARTED = "donegate.started"
@@ -81,9 +78,16 @@ def _hook_options(fn: Any) -> Any:
                      help="Let the stop through when the hook itself fails (default: block)."),
         click.option("--max-continuations", type=click.IntRange(min=0),
                      help="Override the task's max_continuations."),
+        click.option("--budget-usd", type=click.FloatRange(min=0.0, min_open=True),
+                     help="Override the task's budget.usd."),
+        click.option("--budget-tokens", type=click.IntRange(min=1),
+                     help="Override the task's budget.tokens."),
         click.option("--check-timeout", type=click.FloatRange(min=0.1), default=120.0,
                      show_default=True, help="A check's timeout when it sets none."),
         click.option("--exec-run", hidden=True, help="The donegate exec run this hook serves."),
+        click.option("--freeze-pid", type=click.IntRange(min=1), hidden=True,
+                     help="The sandbox whose processes stop while the hook looks (exec)."),
+        isolation_option,
     ]  # fmt: skip
     for option in reversed(options):
         fn = option(fn)
@@ -98,7 +102,10 @@ def _run(agent: AgentCLI, **params: Any) -> None:
         deadline=params.get("deadline"),
         fail_open=bool(params.get("fail_open")),
         max_continuations=params.get("max_continuations"),
+        budget_usd=params.get("budget_usd"),
+        budget_tokens=params.get("budget_tokens"),
         exec_run=params.get("exec_run"),
+        freeze=(params["freeze_pid"],) if params.get("freeze_pid") else (),
         check_timeout=params.get("check_timeout") or 120.0,
         usage_error=ctx.meta.get(_USAGE),
     )
@@ -164,14 +171,26 @@ def _unknown_hook(name: str) -> click.Command:
     is_flag=True,
     help="Codex: record the hooks' trusted_hash in $CODEX_HOME/config.toml.",
 )
+@click.option("--no-doctor", is_flag=True, help="Skip `hook doctor` after installing.")
 def install_command(
-    *, agent_name: str, task: str, directory: str, dry_run: bool, timeout_s: int, trust: bool
+    *,
+    agent_name: str,
+    task: str,
+    directory: str,
+    dry_run: bool,
+    timeout_s: int,
+    trust: bool,
+    no_doctor: bool,
 ) -> None:
     """Add the gate to a CLI's project config, merging with what is there."""
+    from donegate.cli.check import refuse_bad_task
+    from donegate.harness.agents.install import plan_codex_trust, plan_install
+
     agent = agent_named(agent_name)
     if trust and agent.name != "codex":
         raise click.UsageError("--trust is for codex only")
-    load_task(task)  # a gate installed on a task it cannot read would only ever block
+    # a gate installed on a task it cannot read or run would only ever block
+    refuse_bad_task(task, mode="hook install")
     plans = plan_install(agent, Path(task), Path(directory), timeout_s=timeout_s, trust=trust)
     _show(plans, dry_run)
     if trust:
@@ -181,6 +200,47 @@ def install_command(
             )
         else:
             _show([plan_codex_trust(agent, Path(task), Path(directory))], dry_run=False)
+    if not (dry_run or no_doctor):
+        from donegate.cli._doctor import run_doctor
+
+        run_doctor(agent, Path(directory), Path(task))
+
+
+@hook_group.command("doctor")
+@click.argument("agent_name", metavar="claude|codex|gemini")
+@click.option(
+    "--dir",
+    "directory",
+    type=click.Path(file_okay=False, exists=True),
+    default=".",
+    show_default=True,
+    help="The project folder whose hook is checked.",
+)
+@click.option("--task", type=click.Path(dir_okay=False, exists=True),
+              help="The task the hook gates (default: any donegate hook).")  # fmt: skip
+@click.option(
+    "--static",
+    is_flag=True,
+    help="Read the config only; do not run the CLI against a local emulator.",
+)
+@click.option(
+    "--probe-timeout",
+    type=click.FloatRange(min=5.0),
+    default=180.0,
+    show_default=True,
+    help="Seconds the live probe's CLI run may take.",
+)
+def doctor_command(
+    agent_name: str, directory: str, task: str | None, static: bool, probe_timeout: float
+) -> None:
+    """Prove AGENT's installed hook fires: run the CLI headless against a local emulator, with
+    a probe task that must block once; report what stands in the way; exit 1 if anything does."""
+    from donegate.cli._doctor import run_doctor
+
+    agent = agent_named(agent_name)
+    ok = run_doctor(agent, Path(directory), Path(task) if task else None, live=not static,
+                    timeout=probe_timeout)  # fmt: skip
+    sys.exit(0 if ok else 1)
 
 
 @hook_group.command("uninstall")
@@ -197,11 +257,15 @@ def install_command(
 @click.option("--dry-run", is_flag=True, help="Show the change as a diff; write nothing.")
 def uninstall_command(agent_name: str, task: str, directory: str, dry_run: bool) -> None:
     """Remove exactly the hooks install added for TASK."""
+    from donegate.harness.agents.install import plan_uninstall
+
     agent = agent_named(agent_name)
     _show(plan_uninstall(agent, Path(task), Path(directory)), dry_run)
 
 
 def _show(plans: Sequence[Any], dry_run: bool) -> None:
+    from donegate.harness.agents.install import apply_plan
+
     for plan in plans:
         if not plan.changed:
             click.echo(f"{plan.path}: unchanged")

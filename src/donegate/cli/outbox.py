@@ -7,11 +7,9 @@ one pending again, attempts from zero, for the next worker's courier to send wit
 from __future__ import annotations
 
 import click
-from rich.markup import escape
-from rich.table import Table
 
 from donegate.cli._app import app
-from donegate.cli._console import make_console
+from donegate.cli._console import make_console, print_rows
 from donegate.cli._store import db_option, echo_json, fmt_time, store_from
 from donegate.cli._types import TASK_ID
 
@@ -40,19 +38,21 @@ def list_command(task_id: str | None, state: str | None, as_json: bool, db: str 
     if as_json:
         echo_json([{**n.public(), "task_id": n.task_id} for n in rows])
         return
-    table = Table("id", "task", "key", "target", "state", "attempts", "last error", "delivered")
-    for n in rows:
-        table.add_row(
+    lines = [
+        [
             str(n.id),
-            escape(n.task_id),
-            escape(n.key),
-            escape(n.public()["target"]),
+            n.task_id,
+            n.key,
+            n.public()["target"],
             n.state,
             f"{n.attempts}/{n.max_attempts}",
-            escape(n.last_error or ""),
             fmt_time(n.delivered_at) if n.delivered_at else "",
-        )
-    make_console().print(table)
+            n.last_error or "",
+        ]
+        for n in rows
+    ]
+    headers = ["id", "task", "key", "target", "state", "attempts", "delivered", "last error"]
+    print_rows(make_console(), headers, lines)
 
 
 @outbox_group.command("retry")

@@ -1,8 +1,13 @@
 """``donegate serve``: the review UI (escalations, tasks, stop reasons) over a store.
 
-Loopback by default. Any other address needs ``--token NAME:SECRET`` (or
-``DONEGATE_SERVE_TOKEN``): a server anyone on the network can reach must ask every request who
-it is, so without one it refuses to start (one line, exit 2).
+The people it knows are the store's reviewers (``donegate reviewers add``): their secret is the
+UI login and the API bearer, and only they approve, resolve and requeue. ``--token NAME:SECRET``
+(or ``DONEGATE_SERVE_TOKEN``) adds ad-hoc tokens that may submit and retry tasks. Loopback by
+default; any other address needs a reviewer or a token: a server anyone on the network can reach
+must ask every request who it is, so without one it refuses to start (one line, exit 2). With
+neither the server is read-only, loopback included (its first line says so). ``--token auto``
+makes a token in ``$DONEGATE_HOME/serve.token`` (0600) and prints the file's path; the data
+directory is hidden from the sandbox, so no sandboxed agent reads it.
 """
 
 from __future__ import annotations
@@ -11,7 +16,7 @@ import click
 
 from donegate.cli._app import app
 from donegate.cli._store import db_option, store_from
-from donegate.config import SERVE_TOKEN_ENV
+from donegate.config import SERVE_TOKEN_ENV, data_path
 from donegate.errors import MissingExtra, UserError
 
 __all__ = ["TOKEN_ENV", "serve_command"]
@@ -29,34 +34,74 @@ TOKEN_ENV = SERVE_TOKEN_ENV
     multiple=True,
     envvar=TOKEN_ENV,
     metavar="NAME:SECRET",
-    help=f"Require this token (repeatable; env {TOKEN_ENV}); needed off loopback.",
+    help=f"Require this token (repeatable; env {TOKEN_ENV}); needed off loopback and for any "
+    "write. 'auto' makes one in a 0600 file in DONEGATE_HOME and prints its path.",
 )
 @db_option
 def serve_command(host: str, port: int, tokens: tuple[str, ...], db: str | None) -> None:
     """Serve the review UI: escalations to resolve or requeue, tasks, stop reasons."""
     from donegate.server.auth import is_loopback, parse_tokens
 
+    tokens = tuple(_auto_token() if t == "auto" else t for t in tokens)
     parsed = parse_tokens(tokens)
-    if not is_loopback(host) and not parsed:
-        raise UserError(
-            f"--host {host} is not a loopback address: pass --token NAME:SECRET "
-            f"(or set {TOKEN_ENV}) so every request must carry it"
-        )
     try:
         import uvicorn
 
         from donegate.server import create_app
+    except MissingExtra:  # the server package names what it lacks (jinja2, starlette)
+        raise
     except ImportError as exc:
         raise MissingExtra(exc.name or "uvicorn", "server") from None
     store = store_from(db, existing=True)  # a review UI never creates a store
     try:
+        reviewers = len(store.reviewers())
+        if not is_loopback(host) and not parsed and not reviewers:
+            raise UserError(
+                f"--host {host} is not a loopback address: add a reviewer (donegate reviewers "
+                f"add NAME) or pass --token NAME:SECRET (or set {TOKEN_ENV}) so every request "
+                "must carry one"
+            )
         _can_listen(host, port)
         web = create_app(store, token=parsed or None)
         shown = f"[{host}]" if ":" in host else host
+        if not parsed and not reviewers:
+            click.echo(
+                "donegate serve: read-only (no reviewer and no token: every write is refused; "
+                "add one with donegate reviewers add NAME, or pass --token NAME:SECRET or "
+                "--token auto)",
+                err=True,
+            )
+        elif reviewers:
+            click.echo(
+                f"donegate serve: {reviewers} reviewer(s) sign in with their secret; only they "
+                "approve, resolve and requeue",
+                err=True,
+            )
         click.echo(f"donegate serve on http://{shown}:{port} ({store.url})", err=True)
         uvicorn.run(web, host=host, port=port, log_level="warning", access_log=False)
     finally:
         store.close()
+
+
+def _auto_token() -> str:
+    """A fresh ``NAME:SECRET`` (NAME: the OS user) in ``$DONEGATE_HOME/serve.token``, 0600."""
+    import getpass
+    import os
+    import secrets
+
+    token = f"{getpass.getuser()}:{secrets.token_urlsafe(24)}"
+    path = data_path("serve_token")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        path.unlink(missing_ok=True)
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        with os.fdopen(fd, "w") as f:
+            f.write(token + "\n")
+    except OSError as exc:
+        raise UserError(f"cannot write the token file {path}: {exc.strerror or exc}") from None
+    click.echo(f"donegate serve: token written to {path} (NAME:SECRET; the secret is the "
+               "login and the API bearer)", err=True)  # fmt: skip
+    return token
 
 
 def _can_listen(host: str, port: int) -> None:

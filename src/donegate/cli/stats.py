@@ -59,7 +59,8 @@ def _print(console: Console, since: str, counts: dict[str, int], result: Breakdo
     console.print(table)
     console.print(
         f"turns {result.mean_turns:.1f} avg, continuations {result.mean_continuations:.2f} avg, "
-        f"duration p50 {result.p50_duration_s:.2f}s p95 {result.p95_duration_s:.2f}s"
+        f"duration p50 {result.p50_duration_s:.2f}s p95 {result.p95_duration_s:.2f}s, "
+        f"spend ${result.spend_usd:.4f}"
     )
     for s in result.signals:
         base = "no baseline" if s.baseline_rate is None else f"baseline {s.baseline_rate:.0%}"

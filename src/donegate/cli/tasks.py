@@ -2,20 +2,23 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import asdict
 from typing import Any
 from urllib.parse import urlsplit
 
 import click
 from rich.markup import escape
-from rich.table import Table
 
 from donegate.cli._app import app
-from donegate.cli._console import make_console
+from donegate.cli._console import make_console, print_rows
 from donegate.cli._store import db_option, echo_json, fmt_time, store_from
+from donegate.cli._temporal import start_workflow, temporal_options
 from donegate.cli._types import COUNT, TASK_ID
+from donegate.cli.check import refuse_bad_task
 from donegate.config import BROKER_ENV
 from donegate.errors import UserError
+from donegate.results import Spend
 from donegate.store import TaskRecord
 from donegate.store.sql import SqlStore
 from donegate.worker import submit
@@ -41,24 +44,42 @@ STATUSES = ("pending", "running", "done", "awaiting_review", "escalated", "faile
 )
 @click.option("--json", "as_json", is_flag=True, help="Print the task as JSON.")
 @click.option("--broker", envvar=BROKER_ENV, help="Also send a Celery message (Redis URL).")
+@click.option(
+    "--engine",
+    type=click.Choice(["embedded", "celery", "temporal"]),
+    default="embedded",
+    show_default=True,
+    help="temporal: also start the task's workflow (its id the task id).",
+)
+@temporal_options
+@click.option("--no-preflight", is_flag=True,
+              help="Skip the checks that look at this machine (programs on PATH).")  # fmt: skip
 @db_option
 def submit_command(
     *,
     task: str,
+    no_preflight: bool,
     task_id: str | None,
     model: str | None,
     max_attempts: int,
     as_json: bool,
     broker: str | None,
     db: str | None,
+    engine: str,
+    temporal_address: str,
+    namespace: str,
+    task_queue: str,
 ) -> None:
     """Queue TASK (a YAML or JSON task file) for the workers.
 
     The task runs in its workdir, stored as an absolute path (default: TASK's folder), wherever
     the worker was started; a task with no model (in the file or --model) is refused here.
     """
+    if engine == "celery" and not broker:
+        raise UserError("--engine celery needs --broker redis://HOST:PORT/DB (or DONEGATE_BROKER)")
     if broker and urlsplit(broker).scheme not in ("redis", "rediss"):
         raise click.BadParameter(f"{broker!r} is not a redis:// URL", param_hint="'--broker'")
+    refuse_bad_task(task, machine=not no_preflight)  # what `donegate check` reports
     spec = prepare(task, task_id=task_id, model=model)  # every problem, before the store opens
     store = store_from(db)
     try:
@@ -75,6 +96,16 @@ def submit_command(
                 f"{record.id}: queued in the store, but no message reached {broker}: "
                 f"{exc}; submit it again once the broker is up"
             ) from None
+    if engine == "temporal":
+        started = start_workflow(record.id, temporal_address, namespace, task_queue)
+        if as_json:
+            echo_json(
+                {"id": record.id, "status": record.status, "created": created, "workflow": started}
+            )
+            return
+        what = "workflow started" if started else "its workflow already started"
+        click.echo(f"{record.id}: {'submitted' if created else 'already submitted'}; {what}")
+        return
     if as_json:
         echo_json({"id": record.id, "status": record.status, "created": created})
         return
@@ -102,17 +133,11 @@ def list_command(status: str | None, limit: int, as_json: bool, db: str | None) 
     if as_json:
         echo_json([_brief(r) for r in records])
         return
-    table = Table("id", "type", "status", "attempts", "updated", "reason", box=None)
-    for r in records:
-        table.add_row(
-            escape(r.id),
-            escape(r.type or "-"),
-            r.status,
-            str(r.attempts),
-            fmt_time(r.updated_at),
-            escape((r.reason or "")[:60]),
-        )
-    make_console().print(table)
+    rows = [
+        [r.id, r.type or "-", r.status, str(r.attempts), fmt_time(r.updated_at), r.reason or ""]
+        for r in records
+    ]
+    print_rows(make_console(), ["id", "type", "status", "attempts", "updated", "reason"], rows)
 
 
 @tasks_group.command("show")
@@ -132,12 +157,19 @@ def show_command(task_id: str, as_json: bool, transcript: bool, db: str | None) 
         return
     console = make_console()
     task = detail["task"]
-    console.print(
-        f"[bold]{escape(task['id'])}[/] {task['status']}  type={escape(str(task['type']))}"
-    )
+    kind = f"  type {escape(task['type'])}" if task["type"] else ""  # no "type=None"
+    console.print(f"[bold]{escape(task['id'])}[/] {task['status']}{kind}")
     console.print(f"attempts {task['attempts']}/{task['max_attempts']}  gen {task['generation']}")
     if task["reason"]:
         console.print(f"reason: {escape(task['reason'])}")
+    certificate = (task["result"] or {}).get("certificate")
+    if certificate:
+        console.print(f"certificate: {escape(str(certificate))}", highlight=False, soft_wrap=True)
+    if detail["spend"] is not None:
+        budget = task["spec"].get("budget") or {}
+        limit = ", ".join(f"{k} {v}" for k, v in budget.items() if v is not None)
+        console.print(f"spend{f' (budget {limit})' if limit else ''}:", highlight=False)
+        console.print(escape(Spend.from_data(detail["spend"]).render()), highlight=False)
     for run in detail["runs"]:
         console.print(
             f"  run {run['id']}  attempt {run['attempt']}  {run['status']:<9} "
@@ -170,6 +202,7 @@ def _detail(store: SqlStore, task_id: str, transcript: bool) -> dict[str, Any]:
         "checklist": store.checklist(task_id),
         "effects": store.effects(task_id),
         "notifications": [n.public() for n in store.outbox(task_id=task_id)],
+        "spend": _spend(record.result),
     }
     if transcript and runs:
         detail["transcript"] = [
@@ -182,6 +215,12 @@ def _detail(store: SqlStore, task_id: str, transcript: bool) -> dict[str, Any]:
             for m in store.transcript(runs[-1].id)
         ]
     return detail
+
+
+def _spend(result: Mapping[str, Any] | None) -> dict[str, Any] | None:
+    """The spend the task's last finished run recorded (its earlier runs' included)."""
+    spend = Spend.from_data((result or {}).get("spend"))
+    return spend.as_data() if spend.lines else None
 
 
 @tasks_group.command("retry")

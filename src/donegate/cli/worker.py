@@ -15,18 +15,22 @@ import shlex
 import signal
 import sys
 import threading
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from donegate.cli._app import app
 from donegate.cli._store import db_option, resolve_model, store_from
+from donegate.cli._temporal import temporal_options
+from donegate.cli._types import isolation_option
 from donegate.config import BROKER_ENV
 from donegate.errors import UserError
-from donegate.store import open_store
-from donegate.store._db import resolve_url
-from donegate.worker import Worker
-from donegate.worker.service import Observer, SinkFactory
+
+if TYPE_CHECKING:
+    from donegate.worker.service import Observer, SinkFactory
+
+# The store, the worker and its engines are imported by the command's body: `worker --help`
+# (and a bad option, refused by click) needs none of them.
 
 __all__ = ["worker_command"]
 
@@ -79,20 +83,33 @@ SECONDS = Number(above=True)
 """Seconds that must pass: > 0 and finite."""
 
 
+MAX_THREADS = 1024
+MAX_ASYNC = 65536
+
+
 @app.command("worker")
 @click.option(
     "--concurrency",
-    type=Number(whole=True, minimum=1, maximum=1024),
+    type=Number(whole=True, minimum=1, maximum=MAX_ASYNC),
     default=1,
     show_default=True,
-    help="Tasks run at once.",
+    help=f"Tasks run at once (threads: at most {MAX_THREADS}; async: {MAX_ASYNC}).",
+)
+@click.option(
+    "--mode",
+    type=click.Choice(["threads", "async"]),
+    default="threads",
+    show_default=True,
+    help="embedded: a thread per task, or every task a coroutine on one event loop (holds "
+    "thousands of tasks waiting on their models).",
 )
 @click.option(
     "--engine",
-    type=click.Choice(["embedded", "celery"]),
+    type=click.Choice(["embedded", "celery", "temporal"]),
     default="embedded",
     show_default=True,
-    help="embedded: claim from the store; celery: take messages from a Redis broker.",
+    help="embedded: claim from the store; celery: take messages from a Redis broker; "
+    "temporal: run task workflows from a Temporal task queue.",
 )
 @click.option(
     "--lease", "lease_s", type=SECONDS, default=30.0, show_default=True, help="Lease seconds."
@@ -121,6 +138,7 @@ SECONDS = Number(above=True)
 @click.option("--broker", envvar=BROKER_ENV, help="Celery: the Redis URL.")
 @click.option("--pool", default="prefork", show_default=True, help="Celery: the pool.")
 @click.option("--visibility-timeout", type=SECONDS, help="Celery: Redis redelivery seconds.")
+@temporal_options
 @click.option(
     "--metrics-port",
     type=Number(whole=True, minimum=0, maximum=65535),
@@ -142,7 +160,8 @@ SECONDS = Number(above=True)
     multiple=True,
     metavar="CMD",
     help="Run this command line (split like a shell, never run by one) at every task's end; "
-    "{task_id} {status} {certificate} {report} are replaced. Repeatable.",
+    "{task_id} {status} {certificate_path} {report_path} are replaced (the outcome JSON is on "
+    "stdin). Repeatable.",
 )
 @click.option(
     "-v",
@@ -151,9 +170,11 @@ SECONDS = Number(above=True)
     help="Log more (-v info of every library, -vv debug); task events are logged anyway.",
 )
 @db_option
+@isolation_option
 def worker_command(
     *,
     concurrency: int,
+    mode: str,
     engine: str,
     lease_s: float,
     poll_s: float,
@@ -171,6 +192,9 @@ def worker_command(
     notify_webhooks: tuple[str, ...],
     notify_commands: tuple[str, ...],
     db: str | None,
+    temporal_address: str,
+    namespace: str,
+    task_queue: str,
 ) -> None:
     """Claim queued tasks, run them behind the completion gate, and record how they ended.
 
@@ -183,6 +207,7 @@ def worker_command(
     )
     if verbose == 0:  # one line per task event by default; other libraries' INFO only with -v
         logging.getLogger("donegate.worker").setLevel(logging.INFO)
+    _check_mode(mode, engine, concurrency)
     observers, sink_factory = _telemetry(metrics_port, otel)
     notify = _notify_targets(notify_webhooks, notify_commands)
     if engine == "celery":
@@ -199,9 +224,23 @@ def worker_command(
             notify=notify,
         )
         return
-    store = store_from(db, pool_size=concurrency + 2)
+    # async: the loop's thread, the executor's, the heartbeat and the courier share the pool
+    store = store_from(db, pool_size=concurrency + 2 if mode == "threads" else 16)
     store.patience_s = store_patience_s
-    worker = Worker(
+    if engine == "temporal":
+        from donegate.worker.temporal import Target
+
+        target = Target(address=temporal_address, namespace=namespace, task_queue=task_queue)
+        _temporal(
+            store, target, concurrency=concurrency, lease_s=lease_s, worker_id=worker_id,
+            output_dir=output_dir, observers=observers, sink_factory=sink_factory, notify=notify,
+        )  # fmt: skip
+        return
+    from donegate.worker import Worker
+    from donegate.worker.aservice import AsyncWorker
+
+    worker_class = AsyncWorker if mode == "async" else Worker
+    worker = worker_class(
         store,
         concurrency=concurrency,
         lease_s=lease_s,
@@ -234,8 +273,36 @@ def worker_command(
     click.echo(f"worker {worker.id}: {stats.claimed} claimed; {done}", err=True)
 
 
+def _check_mode(mode: str, engine: str, concurrency: int) -> None:
+    """Refuse a --mode the engine or --concurrency cannot honour, in one line."""
+    if mode == "async" and engine == "celery":
+        raise UserError("--mode async is for --engine embedded (Celery runs its own pool)")
+    if mode == "threads" and concurrency > MAX_THREADS:
+        raise UserError(
+            f"--concurrency {concurrency}: must be <= {MAX_THREADS} with --mode threads "
+            "(--mode async holds more)"
+        )
+
+
+def _temporal(store: Any, target: Any, **options: Any) -> None:
+    """``--engine temporal``: poll the task queue until SIGTERM or Ctrl-C."""
+    from donegate.worker.temporal import run_worker
+
+    stop = threading.Event()
+    _on_signals(stop)
+    click.echo(
+        f"worker on {store.url}, tasks from {target.task_queue} at {target.address}", err=True
+    )
+    try:
+        run_worker(store, target, model_resolver=resolve_model, stop=stop, **options)
+    finally:
+        store.close()
+
+
 def _notify_targets(webhooks: tuple[str, ...], commands: tuple[str, ...]) -> list[dict[str, Any]]:
     """The worker's own notify targets, checked as a task spec's ``notify:`` is."""
+    import pydantic
+
     from donegate.harness.spec import CommandTarget, WebhookTarget
 
     targets: list[dict[str, Any]] = []
@@ -252,7 +319,11 @@ def _notify_targets(webhooks: tuple[str, ...], commands: tuple[str, ...]) -> lis
             raise click.BadParameter(f"{line!r}: {exc}", param_hint="'--notify-command'") from None
         if not argv:
             raise click.BadParameter("an empty command", param_hint="'--notify-command'")
-        targets.append(CommandTarget(command=argv).model_dump(mode="json"))
+        try:
+            targets.append(CommandTarget(command=argv).model_dump(mode="json"))
+        except pydantic.ValidationError as exc:
+            message = str(exc.errors()[0]["msg"]).removeprefix("Value error, ")
+            raise click.BadParameter(message, param_hint="'--notify-command'") from None
     return targets
 
 
@@ -301,6 +372,8 @@ def _celery(
 ) -> None:
     if not broker:
         raise UserError("--engine celery needs --broker redis://HOST:PORT/DB (or DONEGATE_BROKER)")
+    from donegate.store import open_store
+    from donegate.store._db import resolve_url
     from donegate.worker.celery_app import QUEUE, make_app
 
     url = resolve_url(db)

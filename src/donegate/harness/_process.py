@@ -32,14 +32,15 @@ import selectors
 import signal
 import subprocess
 import time
-from collections.abc import Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 import psutil
 
-from donegate.config import PROCESS_TOKEN_ENV, SIGNING_KEY_ENV
+from donegate.config import PROCESS_TOKEN_ENV
 from donegate.harness._proctree import PidSpan, carrying, descendants, holding
+from donegate.harness.custody import child_env
 
 __all__ = ["RESULT_LIMIT", "Finished", "Output", "run"]
 
@@ -124,13 +125,17 @@ def run(
     stdin: bytes | None = None,
     result_pipe: bool = False,
     keep: int = 64 * 1024,
+    env: Mapping[str, str] | None = None,
+    drop: Collection[str] = (),
 ) -> Finished:
     """Run `argv` in `cwd` for at most `timeout` seconds; stdout and stderr are one stream.
 
     `stdin` is written to the program, then closed (it reads ``/dev/null`` when None). With
     `result_pipe` a second pipe is opened and its write end's descriptor number is appended to
     `argv`, for a child that reports on a channel its own output cannot reach. `keep` bounds the
-    head and the tail kept of the output. `OSError` when the program cannot be started.
+    head and the tail kept of the output. `env` adds to (or replaces) the inherited variables;
+    the names in `drop` are not inherited (what an agent's program must not hold). `OSError`
+    when the program cannot be started.
     """
     token = secrets.token_hex(16)
     since = time.monotonic()  # before the fork: the pid span's first gap starts here
@@ -142,7 +147,7 @@ def run(
         proc = subprocess.Popen(
             args,
             cwd=cwd,
-            env={**_child_env(), _TOKEN: token},
+            env={**_child_env(drop), **(env or {}), _TOKEN: token},
             stdin=subprocess.DEVNULL if stdin is None else subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,
@@ -288,14 +293,18 @@ class _Supervisor:
             with contextlib.suppress(OSError):
                 os.killpg(self.proc.pid, signal.SIGKILL)
         killed: set[int] = set()
+        gone: set[int] = set()
         for _ in range(3):  # a leftover may fork while it is being killed
-            victims = [p for p in self.seen.values() if p.pid not in killed]
-            victims += [p for p in self._carrying(budget) if p.pid not in killed]
+            victims = [p for p in self.seen.values() if p.pid not in killed | gone]
+            victims += [p for p in self._carrying(budget) if p.pid not in killed | gone]
             victims = [p for p in victims if p.pid != self.proc.pid]
             if not victims:
                 break
             for p in victims:
                 with contextlib.suppress(psutil.Error):
+                    if p.status() == psutil.STATUS_ZOMBIE:  # already dead (a sandbox's init
+                        gone.add(p.pid)  # whose parent exited first): nothing left running
+                        continue
                     p.kill()
                     killed.add(p.pid)
             if time.monotonic() >= budget:
@@ -345,6 +354,7 @@ def _pidfd(pid: int) -> int:
         return -1
 
 
-def _child_env() -> dict[str, str]:
-    """The harness's environment minus what only the harness may hold (the signing key)."""
-    return {k: v for k, v in os.environ.items() if k != SIGNING_KEY_ENV}
+def _child_env(drop: Collection[str] = ()) -> dict[str, str]:
+    """The harness's environment minus its secrets, provider keys and the names in `drop`
+    (`donegate.harness.custody.child_env`)."""
+    return child_env(hide=drop)

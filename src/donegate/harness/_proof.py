@@ -14,22 +14,25 @@ from typing import Any
 
 import pydantic
 
-from donegate.harness._certificate_model import (
+from donegate.harness.checks import run_checks
+from donegate.harness.protect import Manifest
+from donegate.harness.signing import PublicKey, canonical, signature_problem
+from donegate.harness.spec import CheckSpec, TaskSpec
+from donegate.records.certificate import (
     READABLE_VERSIONS,
     Certificate,
     transcript_references,
 )
-from donegate.harness.checks import run_checks
-from donegate.harness.evidence import digest_text, record_digest, transcript_digest
-from donegate.harness.signing import canonical, signature_problem
-from donegate.harness.spec import CheckSpec, TaskSpec
+from donegate.records.evidence import digest_text, record_digest, transcript_digest
 
 __all__ = ["prove", "rerun_checks", "specs_to_rerun"]
 
 _CHECK_ADAPTER: pydantic.TypeAdapter[CheckSpec] = pydantic.TypeAdapter(CheckSpec)
 
 
-def prove(raw: Mapping[str, Any]) -> tuple[Certificate | None, list[str]]:
+def prove(
+    raw: Mapping[str, Any], *, trusted: Sequence[PublicKey] | None = None
+) -> tuple[Certificate | None, list[str]]:
     """The typed certificate and the problems found; nothing else may be read from a
     certificate with problems (or None)."""
     version = raw.get("version")
@@ -41,9 +44,12 @@ def prove(raw: Mapping[str, Any]) -> tuple[Certificate | None, list[str]]:
             f"version: {shown} is not 2; "
             "unsigned certificates from before version 2 cannot be verified"
         ]
-    problem = signature_problem(raw)
+    problem = signature_problem(raw, trusted=trusted)
     if problem is not None:
         return None, [problem]
+    sig = raw.get("signature")
+    if "key_id" in raw and isinstance(sig, dict) and raw["key_id"] != sig.get("key_id"):
+        return None, ["key_id: differs from the signature's key id"]
     body = {k: v for k, v in raw.items() if k not in ("digest", "signature")}
     if raw.get("digest") != digest_text(canonical(body).decode()):
         return None, ["certificate digest mismatch: the file was changed after it was written"]
@@ -127,7 +133,8 @@ def rerun_checks(
     """What differs when the checks run again (independent ``run:`` checks concurrently)."""
     certified = {e.name: e for e in cert.checks}
     problems = []
-    for spec, result in zip(specs, run_checks(specs, root, timeout=timeout), strict=True):
+    ran = run_checks(specs, root, timeout=timeout, snapshot_of=_snapshot(cert, root))
+    for spec, result in zip(specs, ran, strict=True):
         entry = certified.get(spec.name)
         exit_code = entry.exit_code if entry is not None else None
         if not result.passed:
@@ -137,3 +144,11 @@ def rerun_checks(
         elif strict_output and (entry is None or result.output_digest != entry.output_digest):
             problems.append(f"{spec.name}: output differs from the certified output")
     return problems
+
+
+def _snapshot(cert: Certificate, root: Path) -> Manifest | None:
+    """The certified protected files, written over the clean room before the checks re-run."""
+    try:
+        return Manifest.from_data(cert.protected.model_dump(mode="json"), Path(root).resolve())
+    except ValueError:  # unusable digests: verify names them (certificate._protected_now)
+        return None

@@ -6,8 +6,10 @@ what the model reads, so they speak to the model.
 
 Confinement covers paths: any path that resolves outside the root (``..``, an absolute path, a
 symlink pointing out) raises `PermissionError`. `run_command` never uses a shell, so ``;``,
-``|``, ``$(...)`` in a model's argument are plain characters; but it is not a sandbox: the
-program it names runs with the harness's user, environment and network.
+``|``, ``$(...)`` in a model's argument are plain characters. The program it names runs in the
+agent's world (`donegate.harness.world`): under the ``sandbox`` backend the system read-only,
+only the workdir writable, donegate's state, key and task files absent, its own PID namespace,
+no network when the task says so; under ``process`` it runs with the harness's user and network.
 
 Input is bounded too: `read_file` returns at most ``max_read_bytes`` and `run_command` runs at
 most ``max_command_timeout`` seconds whatever the model asks (both from the task), and the
@@ -19,12 +21,14 @@ from __future__ import annotations
 import functools
 import os
 import shlex
+import shutil
 from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 
 from donegate.errors import UserError
 from donegate.harness import _process
+from donegate.harness.world import AgentWorld, gate_only, launch_argv
 from donegate.tools import Tool
 
 __all__ = ["BUILTIN_TOOLS", "COMMAND_OUTPUT_CAP", "Workspace", "confine", "workspace_tool"]
@@ -61,6 +65,7 @@ class Workspace:
         max_read_bytes: int = 256 * 1024,
         max_command_timeout: float = 600,
         protected: Callable[[Path], bool] | None = None,
+        world: AgentWorld | None = None,
     ) -> None:
         resolved = Path(root).resolve()
         if not resolved.is_dir():
@@ -73,6 +78,8 @@ class Workspace:
         """Seconds `run_command` runs at most (the task's ``max_command_timeout``)."""
         self.protected = protected
         """Whether an absolute path is protected (``write_file`` refuses it)."""
+        self.world = world
+        """Where `run_command`'s program runs (None: a plain child, as under ``process``)."""
 
     def read_file(self, path: str) -> str:
         """Read a text file in the workspace; a very long file is cut, and the result says so.
@@ -152,7 +159,7 @@ class Workspace:
             raise ValueError("timeout must be positive")
         limit = min(timeout, self.max_command_timeout)
         try:
-            done = _process.run(argv, cwd=self.root, timeout=limit)
+            done = self._run(argv, limit)
         except FileNotFoundError:
             raise FileNotFoundError(f"command not found: {argv[0]}") from None
         notes = []
@@ -169,6 +176,17 @@ class Workspace:
                 notes.append(f"[{done.killed} background process(es) it left were killed]")
         tail = "".join(f"\n{n}" for n in notes)
         return f"{first}\n{_cap(done.output)}{tail}"
+
+    def _run(self, argv: list[str], limit: float) -> _process.Finished:
+        world = self.world
+        if world is None or not world.sandboxed:
+            return _process.run(argv, cwd=self.root, timeout=limit)
+        program = argv[0]
+        found = (self.root / program).exists() if "/" in program else shutil.which(program)
+        if not found:  # bwrap would only say so in the output; say it as a plain child does
+            raise FileNotFoundError(program)
+        argv = launch_argv(argv, world)
+        return _process.run(argv, cwd=self.root, timeout=limit, drop=gate_only(world))
 
     def _path(self, path: str) -> Path:
         return confine(self.root, path)

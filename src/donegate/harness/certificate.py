@@ -1,6 +1,6 @@
 """Completion certificates: what a finished task was checked against, signed by the harness.
 
-A certificate is a typed, frozen `Certificate` (`donegate.harness._certificate_model`, whose
+A certificate is a typed, frozen `Certificate` (`donegate.records.certificate`, whose
 JSON form is the file's) built by `build_certificate` and signed by `write_certificate`.
 
 A certificate is one JSON file written under donegate's data directory (never the agent's
@@ -36,7 +36,6 @@ from __future__ import annotations
 
 import datetime as dt
 import functools
-import json
 import os
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
@@ -44,9 +43,16 @@ from typing import Any, Literal
 
 import pydantic
 
-from donegate.codec import messages_to_json
-from donegate.errors import UserError
-from donegate.harness._certificate_model import (
+from donegate.codec import canonical_json, messages_to_json
+from donegate.errors import CheckEnvironmentError, UserError
+from donegate.harness._proof import prove, rerun_checks, specs_to_rerun
+from donegate.harness._recorded import bind_check_path, recorded_sources, source_problems
+from donegate.harness.evidence import Evidence
+from donegate.harness.poison import review_changes
+from donegate.harness.protect import Manifest
+from donegate.harness.signing import PublicKey, canonical, sign_canonical, signing_key
+from donegate.harness.spec import CheckSpec, TaskSpec
+from donegate.records.certificate import (
     KIND,
     READABLE_VERSIONS,
     VERSION,
@@ -59,47 +65,24 @@ from donegate.harness._certificate_model import (
     EvidenceSection,
     ProtectedSection,
     Review,
-    Signature,
     Times,
     TranscriptSection,
+    read_certificate,
     refer_outputs,
 )
-from donegate.harness._proof import prove, rerun_checks, specs_to_rerun
-from donegate.harness.checks import CheckResult
-from donegate.harness.evidence import Evidence, digest_text, transcript_digest
-from donegate.harness.protect import Manifest
-from donegate.harness.signing import canonical, sign_canonical
-from donegate.harness.spec import TaskSpec
+from donegate.records.check import CheckResult
+from donegate.records.evidence import digest_text, transcript_digest
+from donegate.sandbox import resolve
 
 __all__ = [
-    "KIND",
-    "MAX_CERTIFICATE_BYTES",
-    "READABLE_VERSIONS",
-    "VERSION",
-    "Certificate",
-    "CertificateCheck",
-    "ChecklistEntry",
-    "Closure",
-    "EvidenceData",
-    "EvidenceEntry",
-    "EvidenceSection",
-    "ProtectedSection",
-    "Review",
-    "Signature",
-    "Times",
-    "TranscriptSection",
     "approve_certificate",
     "build_certificate",
     "certificate_digest",
     "closure_data",
     "load_certificate",
-    "read_certificate",
     "verify_certificate",
     "write_certificate",
 ]
-
-MAX_CERTIFICATE_BYTES = 64 * 1024 * 1024
-"""A larger file is refused unread: a certificate is input like any other."""
 
 
 def _iso(unix: float) -> str:
@@ -150,6 +133,9 @@ def build_certificate(
     agent: Mapping[str, Any] | None = None,
     agent_transcript: Mapping[str, Any] | None = None,
     resolved: bool = False,
+    host: Mapping[str, Any] | None = None,
+    spend: Mapping[str, Any] | None = None,
+    task_file: str | Path | None = None,
 ) -> Certificate:
     """The certificate, evidence and transcript embedded (`write_certificate` signs it).
 
@@ -157,17 +143,16 @@ def build_certificate(
     evidence record holds refers to that record's ``output_digest``. A ``closure: human``
     task's certificate says ``awaiting_review`` until `approve_certificate`. `resolved` says
     `workdir` is resolved already (the runner resolved it preparing the task; resolving a path
-    again costs a system call per component).
+    again costs a system call per component). `host` names the framework a gate ran inside.
+    `task_file`, the file `spec` came from, is recorded with the check code, so ``verify`` with
+    no flags can re-run ``python:`` checks.
     """
     specs = {c.name: c for c in spec.checks}
     records = evidence.records
     passed = [c for c in checks if c.kind != "protect"]
     stored = refer_outputs(messages_to_json(transcript), (r.output_digest for r in records))
-    extra: dict[str, Any] = {}
-    if agent is not None:
-        extra["agent"] = dict(agent)
-    if agent_transcript is not None:
-        extra["agent_transcript"] = dict(agent_transcript)
+    extra = _optional_sections(spec, workdir, agent=agent, agent_transcript=agent_transcript,
+                               host=host, spend=spend, task_file=task_file)  # fmt: skip
     return Certificate(
         kind=KIND,
         version=VERSION,
@@ -229,12 +214,33 @@ def build_certificate(
     )
 
 
+def _optional_sections(
+    spec: TaskSpec,
+    workdir: Path,
+    *,
+    agent: Mapping[str, Any] | None,
+    agent_transcript: Mapping[str, Any] | None,
+    host: Mapping[str, Any] | None,
+    spend: Mapping[str, Any] | None,
+    task_file: str | Path | None,
+) -> dict[str, Any]:
+    """The sections a certificate carries only when they apply (and where the checks ran)."""
+    extra: dict[str, Any] = {"isolation": resolve().as_data()}
+    sections = {"agent": agent, "agent_transcript": agent_transcript, "host": host}
+    extra.update({name: dict(value) for name, value in sections.items() if value is not None})
+    if spend is not None and spend.get("calls"):
+        extra["spend"] = dict(spend)
+    extra.update(recorded_sources(spec, Path(workdir), task_file))
+    return extra
+
+
 def write_certificate(cert: Certificate, directory: Path) -> Path:
     """Digest, sign and write the certificate (compact JSON, one file); its path.
 
     One file, not three: a worker writes one per task, and file creation dominates its cost.
     """
     body = {k: v for k, v in cert.as_data().items() if k not in ("digest", "signature")}
+    body["key_id"] = signing_key(create=True).public.key_id  # signed: which key vouches
     # Each top-level value is serialized once, in canonical form: the digest, the signature and
     # the file are all joined from these texts (the digest and the HMAC cover sorted keys; the
     # file keeps the certificate's field order at the top, which is the same JSON value).
@@ -260,14 +266,7 @@ def write_certificate(cert: Certificate, directory: Path) -> Path:
     return path
 
 
-_CANONICAL = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-"""`donegate.harness.signing.canonical`'s encoder, made once (`json.dumps` with options makes
-one per call, which costs more than encoding a small value)."""
-
-
-def _canonical_text(value: Any) -> str:
-    """`donegate.harness.signing.canonical` as text."""
-    return _CANONICAL.encode(value)
+_canonical_text = canonical_json
 
 
 def _joined(texts: Mapping[str, str], keys: Iterable[str]) -> str:
@@ -277,29 +276,7 @@ def _joined(texts: Mapping[str, str], keys: Iterable[str]) -> str:
 
 @functools.lru_cache(maxsize=64)
 def _key_text(key: str) -> str:
-    return _CANONICAL.encode(key)
-
-
-def read_certificate(path: str | Path) -> dict[str, Any]:
-    """A certificate file's JSON as read, unverified (`UserError` when it is not one).
-
-    What the signature covers: `verify_certificate` proves these values, not a parse of them.
-    """
-    file = Path(path)
-    try:
-        with file.open("rb") as f:
-            raw = f.read(MAX_CERTIFICATE_BYTES + 1)
-    except OSError as exc:
-        raise UserError(f"{file}: cannot read: {exc.strerror or exc}") from None
-    if len(raw) > MAX_CERTIFICATE_BYTES:
-        raise UserError(f"{file}: larger than {MAX_CERTIFICATE_BYTES} bytes; not a certificate")
-    try:
-        cert = json.loads(raw)
-    except (ValueError, RecursionError) as exc:  # RecursionError: nested thousands deep
-        raise UserError(f"{file}: not valid JSON: {exc}") from None
-    if not isinstance(cert, dict) or cert.get("kind") != KIND:
-        raise UserError(f"{file}: not a donegate certificate")
-    return cert
+    return canonical_json(key)
 
 
 def load_certificate(path: str | Path) -> Certificate:
@@ -328,16 +305,20 @@ def verify_certificate(
     strict_output: bool = False,
     timeout: float = 120.0,
     task: TaskSpec | None = None,
+    trusted: Sequence[PublicKey] | None = None,
 ) -> tuple[bool, list[str]]:
     """Prove a certificate: signature, digests, then (`rerun`) its checks again; ``(ok, problems)``.
 
     Nothing runs unless the signature and every digest hold. The checks re-run are the
-    certified ones, or `task`'s once they are shown equal to them. A check must pass again with
-    the same exit code; its output digest is compared only with `strict_output` (test output
-    carries timings). A certificate still awaiting review is not done. Raises `UserError` when
-    `path` is not a readable certificate or there is no key to check it with.
+    certified ones (``python:`` ones importing from the certified ``check_path``, once the
+    recorded task file and check modules are found unchanged), or `task`'s once they are shown
+    equal to them. A check must pass again with the same exit code; its output digest is
+    compared only with `strict_output` (test output carries timings). A certificate still
+    awaiting review is not done. Raises `UserError` when `path` is not a readable certificate
+    or there is no key to check it with, `CheckEnvironmentError` when a check cannot run here.
+    `trusted`: the public keys to accept (default `donegate.harness.signing.trusted_keys`).
     """
-    cert, problems = prove(read_certificate(path))
+    cert, problems = prove(read_certificate(path), trusted=trusted)
     if cert is None or problems:
         return False, problems
     if cert.status != "done":
@@ -348,21 +329,34 @@ def verify_certificate(
     if not root.is_dir():
         return False, [f"checks: the workdir {root} does not exist"]
     specs, problems = specs_to_rerun(cert, task)
+    if task is None:  # the certified checks, from where the certificate says their code is
+        specs = bind_check_path(cert, specs)
+        problems += source_problems(cert)
     if problems:
         return False, problems
-    problems += _protected_now(cert, root.resolve())
-    problems += rerun_checks(cert, specs, root, strict_output=strict_output, timeout=timeout)
+    problems += _protected_now(cert, root.resolve(), specs)
+    try:
+        problems += rerun_checks(cert, specs, root, strict_output=strict_output, timeout=timeout)
+    except UserError as exc:  # not the certificate's fault, nor the caller's: this machine's
+        raise CheckEnvironmentError(str(exc)) from None
     return not problems, problems
 
 
 def approve_certificate(
-    path: str | Path, *, by: str, note: str | None = None, at: float | None = None
+    path: str | Path,
+    *,
+    by: str,
+    note: str | None = None,
+    at: float | None = None,
+    channel: Literal["ui", "api", "cli"] | None = None,
+    os_user: str | None = None,
 ) -> Path:
     """A person's approval of a certificate awaiting review: a new signed, ``done`` certificate.
 
-    The approved one carries who, when and the note in ``closure.review``, and the digest of
-    the certificate it approves; it is written beside it. `UserError` when `path` does not
-    verify or is not awaiting review.
+    The approved one carries who, when, the note, the channel and the OS user in
+    ``closure.review``, and the digest of the certificate it approves; it is written beside it.
+    `UserError` when `path` does not verify or is not awaiting review. Checking that `by` is a
+    reviewer is the caller's (`donegate.review`): the harness does not know the store.
     """
     if not by.strip():
         raise UserError("approval needs a name (--by)")
@@ -373,17 +367,25 @@ def approve_certificate(
     if cert.status != "awaiting_review":
         raise UserError(f"{file}: cannot approve: it is {cert.status}, not awaiting review")
     when = at if at is not None else dt.datetime.now(tz=dt.UTC).timestamp()
+    said: dict[str, Any] = {"channel": channel, "os_user": os_user}
     review = Review(
-        approved_by=by.strip(), approved_at=_iso(when), note=note, reviewed_certificate=cert.digest
+        approved_by=by.strip(),
+        approved_at=_iso(when),
+        note=note,
+        reviewed_certificate=cert.digest,
+        **{k: v for k, v in said.items() if v is not None},  # unset: old approvals unchanged
     )
     closure = closure_data("human", len(cert.checks), review)
     approved = cert.model_copy(update={"status": "done", "closure": closure})
     return write_certificate(approved, file.parent)
 
 
-def _protected_now(cert: Certificate, root: Path) -> list[str]:
+def _protected_now(cert: Certificate, root: Path, specs: Sequence[CheckSpec]) -> list[str]:
     try:
         manifest = Manifest.from_data(cert.protected.model_dump(mode="json"), root)
-        return [f"{c.text} since certification" for c in manifest.changes()]
+        problems = [f"{c.text} since certification" for c in manifest.changes()]
     except (ValueError, UserError) as exc:
         return [f"protected files: {exc}"]
+    # judged as at the claim: the scan's flags were the verifier's to weigh when there was one
+    review = review_changes(manifest, specs)
+    return problems + review.problems(verifier=bool(cert.models.get("verifier")))

@@ -12,22 +12,16 @@ from __future__ import annotations
 import functools
 import re
 import threading
-from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, replace
-from typing import Literal, TypeAlias
+from collections.abc import Iterable, Sequence
+from dataclasses import replace
 
 from donegate.events import Event, ModelCalled
-from donegate.harness.evidence import EvidenceRecord
-from donegate.messages import ToolCall, ToolResult
+from donegate.records.checklist import CHECKLIST_TOOL, ChecklistItem, ChecklistUpdate
+from donegate.records.evidence import EvidenceRecord
+from donegate.records.status import ItemStatus
 from donegate.tools import Tool
 
-__all__ = ["CHECKLIST_TOOL", "Checklist", "ChecklistItem", "ChecklistUpdate", "ItemStatus"]
-
-ItemStatus: TypeAlias = Literal["open", "done", "blocked"]
-_STATUSES: tuple[ItemStatus, ...] = ("open", "done", "blocked")
-
-CHECKLIST_TOOL = "update_checklist"
-"""The tool name the model calls; its own calls never count as evidence for an item."""
+__all__ = ["Checklist"]
 
 # fmt: off
 _STOPWORDS = frozenset([
@@ -36,62 +30,6 @@ _STOPWORDS = frozenset([
     "them", "they", "any", "add", "make", "sure", "use", "using",
 ])
 # fmt: on
-
-
-@dataclass(frozen=True, kw_only=True, slots=True)
-class ChecklistUpdate:
-    """One ``update_checklist`` call's arguments, validated: the one reading of them (the tool
-    applies it, the worker's journal stores what a successful call applied)."""
-
-    item: str
-    """The item's name, stripped."""
-    status: ItemStatus
-    """Its new status."""
-    note: str = ""
-    """The model's note (a ``blocked`` item's blocker)."""
-
-    @classmethod
-    def parse(cls, arguments: Mapping[str, object]) -> ChecklistUpdate:
-        """Validate the tool's arguments; a `ValueError` names what is wrong."""
-        item, status, note = arguments.get("item"), arguments.get("status"), arguments.get("note")
-        name = item.strip() if isinstance(item, str) else ""
-        if not name:
-            raise ValueError("item is empty")
-        known = next((s for s in _STATUSES if s == status), None)
-        if known is None:
-            raise ValueError(f"status must be open, done or blocked, not {status!r}")
-        text = str(note or "")
-        if known == "blocked" and not text.strip():
-            raise ValueError("a blocked item needs a note saying what blocks it")
-        return cls(item=name, status=known, note=text)
-
-    @classmethod
-    def applied(cls, call: ToolCall, result: ToolResult) -> ChecklistUpdate | None:
-        """The update a successful checklist call made; None for any other call."""
-        if call.name != CHECKLIST_TOOL or result.is_error:
-            return None
-        try:
-            return cls.parse(call.arguments or {})
-        except ValueError:
-            return None
-
-
-@dataclass(frozen=True, kw_only=True, slots=True)
-class ChecklistItem:
-    """One part of the task."""
-
-    name: str
-    """The item as written in the task or by the model."""
-    status: ItemStatus = "open"
-    """``open`` until ticked ``done``; ``blocked`` carries the blocker in `note`."""
-    note: str = ""
-    """The model's note with its last update."""
-    since_step: int = 1
-    """The model call from which evidence counts for it (when it was opened or last nudged)."""
-    updated_step: int | None = None
-    """The model call that last changed it (the step that ticked it, for a ``done`` item)."""
-    added_by_model: bool = False
-    """True for an item the model added itself."""
 
 
 class Checklist:

@@ -18,7 +18,6 @@ from __future__ import annotations
 import functools
 import hashlib
 import hmac
-import http.client
 import importlib
 import importlib.machinery
 import json
@@ -28,17 +27,14 @@ import shlex
 import sys
 import threading
 import time
-import urllib.error
-import urllib.request
 from collections.abc import Callable, Iterable
-from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TypeVar, assert_never
+from typing import TYPE_CHECKING, Any, TypeVar, assert_never
 
 from donegate.errors import MissingExtra, UserError
 from donegate.finish import validator
-from donegate.harness import _process
+from donegate.harness import _process, room
+from donegate.harness._sources import _search_path, check_sources
 from donegate.harness.builtin_tools import confine
 from donegate.harness.spec import (
     CheckSpec,
@@ -50,8 +46,15 @@ from donegate.harness.spec import (
     PythonCheck,
     RunCheck,
     SqlCheck,
-    TaskSpec,
+    TestsCheck,
 )
+from donegate.harness.testsuite import run_tests
+from donegate.records.check import CheckResult
+
+if TYPE_CHECKING:
+    import urllib.error
+
+    from donegate.harness.protect import Manifest
 
 __all__ = [
     "CHECK_CONCURRENCY",
@@ -72,28 +75,6 @@ _T = TypeVar("_T")
 _CHILD = Path(__file__).with_name("_check_child.py")
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
-class CheckResult:
-    """What one check found, as recorded evidence."""
-
-    name: str
-    """The check's stable name, e.g. ``run: pytest -q``."""
-    kind: str
-    """The check kind: ``run``, ``file_exists``, ``sql``..."""
-    passed: bool
-    detail: str
-    """One line: why it failed, or a summary of what passed."""
-    command: str | None = None
-    """What ran: the argv, the query, the request, the function; None for file checks."""
-    exit_code: int | None = None
-    """The process exit code of a ``run`` check (None when it never exited on its own)."""
-    output: str = ""
-    """Captured stdout and stderr (or response body), the last `CHECK_OUTPUT_CAP` bytes."""
-    output_digest: str = hashlib.sha256(b"").hexdigest()
-    """SHA-256 hex of the full output, before capping."""
-    duration_s: float = 0.0
-
-
 def run_checks(
     specs: Iterable[CheckSpec],
     workdir: Path,
@@ -101,15 +82,30 @@ def run_checks(
     timeout: float = 120,
     concurrency: int = CHECK_CONCURRENCY,
     runner: Callable[[CheckSpec], CheckResult] | None = None,
+    snapshot_of: Manifest | None = None,
+    freeze: Iterable[int] = (),
 ) -> list[CheckResult]:
     """Run every check (all of them, so a report shows every failure); results in order.
 
     Adjacent ``run:`` checks are independent processes judging the same workdir, so they run
     together, at most `concurrency` at once (each keeps its own timeout and tree kill); any
     other check runs alone, after the ``run:`` checks declared before it have ended. `runner`
-    runs one check (default `run_check` with `timeout`).
+    runs one check (default `run_check` with `timeout`). Every check runs in the claim's clean
+    room (`donegate.harness.room`): `snapshot_of` is written over its copies, the processes
+    under `freeze` are stopped while it is copied.
     """
-    one = runner or functools.partial(_run_one, workdir=workdir, timeout=timeout)
+    specs = list(specs)
+    with room.staged(workdir, snapshot_of=snapshot_of, freeze=freeze) as stage:
+        if stage.problems:  # fail closed: no check runs on a room that is not the start's
+            why = "the clean room is not as the task began: " + "; ".join(stage.problems)
+            return [CheckResult(name=s.name, kind=s.kind, passed=False, detail=why) for s in specs]
+        one = room.carry(runner or functools.partial(_run_one, workdir=workdir, timeout=timeout))
+        return _run_all(specs, one, concurrency)
+
+
+def _run_all(
+    specs: list[CheckSpec], one: Callable[[CheckSpec], CheckResult], concurrency: int
+) -> list[CheckResult]:
     results: list[CheckResult] = []
     batch: list[CheckSpec] = []
     for spec in [*specs, None]:
@@ -120,6 +116,8 @@ def run_checks(
             results.append(one(batch[0]))
         elif batch:
             workers = min(concurrency, len(batch))
+            from concurrent.futures import ThreadPoolExecutor  # only for checks side by side
+
             with ThreadPoolExecutor(workers, thread_name_prefix="donegate-check") as pool:
                 results.extend(pool.map(one, batch))  # map keeps the declared order
         batch = []
@@ -133,17 +131,23 @@ def _run_one(spec: CheckSpec, *, workdir: Path, timeout: float) -> CheckResult:
 
 
 def run_check(spec: CheckSpec, *, workdir: Path, timeout: float = 120) -> CheckResult:
-    """Run one check in `workdir`; `timeout` applies when the check sets none."""
-    root = Path(workdir).resolve()
-    if not root.is_dir():
+    """Run one check on `workdir`'s clean room; `timeout` applies when the check sets none."""
+    if not Path(workdir).resolve().is_dir():
         raise UserError(f"check workdir is not a directory: {workdir}")
+    with room.staged(workdir) as stage:
+        return _run_staged(spec, stage, timeout)
+
+
+def _run_staged(spec: CheckSpec, stage: room.Stage, timeout: float) -> CheckResult:
+    root = stage.room
+    spec = stage.relocated(spec)  # an absolute path into the workdir reads the room's copy
     limit = spec.timeout or timeout
     started = time.monotonic()
     fields: dict[str, Any]
     try:
         match spec:
             case RunCheck():
-                fields = _run(spec, root, limit)
+                fields = _run(spec, stage, limit)
             case FileExistsCheck():
                 fields = _file_exists(spec, root)
             case FileContainsCheck():
@@ -157,7 +161,9 @@ def run_check(spec: CheckSpec, *, workdir: Path, timeout: float = 120) -> CheckR
             case HttpCheck():
                 fields = _http(spec, limit)
             case PythonCheck():
-                fields = _python(spec, root, limit)
+                fields = _python(spec, stage, limit)
+            case TestsCheck():
+                fields = run_tests(spec, stage, limit)
             case _:
                 assert_never(spec)
     except PermissionError as exc:
@@ -175,14 +181,17 @@ def run_check(spec: CheckSpec, *, workdir: Path, timeout: float = 120) -> CheckR
     )
 
 
-def _run(spec: RunCheck, root: Path, timeout: float) -> dict[str, Any]:
+def _run(spec: RunCheck, stage: room.Stage, timeout: float) -> dict[str, Any]:
     argv = spec.argv
     command = shlex.join(argv)
     try:
-        done = _process.run(argv, cwd=root, timeout=timeout)
+        jailed = stage.argv(argv, network=spec.network)
+        done = _process.run(jailed, cwd=stage.room, timeout=timeout, env=stage.env())
     except OSError as exc:
         reason = "command not found" if isinstance(exc, FileNotFoundError) else exc.strerror
         return {"passed": False, "detail": f"{reason}: {argv[0]}", "command": command}
+    if done.returncode == 1 and done.output.head.startswith(b"bwrap: execvp "):
+        return {"passed": False, "detail": f"command not found: {argv[0]}", "command": command}
     text = _captured(done.output)
     fields = {"command": command, "output": text, "output_digest": done.output.digest}
     if done.timed_out:
@@ -285,6 +294,12 @@ def _sql(spec: SqlCheck, root: Path, timeout: float) -> dict[str, Any]:
 
 
 def _http(spec: HttpCheck, timeout: float) -> dict[str, Any]:
+    # http.client and urllib (ssl, email) are imported here, by the one check kind that uses
+    # them: a hook process runs its task's checks and pays for what they need alone
+    import http.client
+    import urllib.error
+    import urllib.request
+
     args = spec.http
     command = f"GET {args.url}"
     request = urllib.request.Request(args.url, method="GET")
@@ -303,22 +318,27 @@ def _http(spec: HttpCheck, timeout: float) -> dict[str, Any]:
 
 
 def _error_body(exc: urllib.error.HTTPError) -> bytes:
+    import http.client
+
     try:
         return exc.read(CHECK_OUTPUT_CAP * 4)
     except (OSError, AttributeError, http.client.HTTPException):  # no body to read
         return b""
 
 
-def _python(spec: PythonCheck, root: Path, timeout: float) -> dict[str, Any]:
+def _python(spec: PythonCheck, stage: room.Stage, timeout: float) -> dict[str, Any]:
     module_name, _, attr = spec.python.partition(":")
+    root = stage.cwd  # the workdir as the check's process sees it
     command = f"{spec.python}({str(root)!r})"
     nonce = secrets.token_hex(16)
-    path = _search_path(spec, root)
+    path = _search_path(spec, stage.workdir)
     job = {"nonce": nonce, "path": path, "target": spec.python, "workdir": str(root)}
+    argv = [sys.executable, "-I", str(_CHILD)]
     try:
         done = _process.run(
-            [sys.executable, "-I", str(_CHILD)],
-            cwd=root,
+            stage.argv(argv, network=spec.network, readable=[*path, str(_CHILD.parent)]),
+            cwd=stage.room,
+            env=stage.env(),
             timeout=timeout,
             stdin=json.dumps(job).encode(),
             result_pipe=True,
@@ -362,59 +382,6 @@ def _outcome(raw: bytes, nonce: str) -> dict[str, Any] | None:
         case "done" if isinstance(data.get("passed"), bool) and isinstance(data.get("detail"), str):
             return data
     return None
-
-
-def _search_path(spec: PythonCheck, root: Path) -> list[str]:
-    """Where a check imports from: its task's ``check_path``, else ``sys.path`` minus `root`."""
-    if spec.search_path is not None:
-        return list(spec.search_path)
-    folders = (Path(entry or ".").resolve() for entry in sys.path)
-    return list(dict.fromkeys(str(f) for f in folders if not f.is_relative_to(root)))
-
-
-def check_sources(spec: TaskSpec, *, workdir: Path | None = None) -> list[Path]:
-    """The files the task's ``python:`` checks would import their modules from.
-
-    For each check: its module's file and the ``__init__.py`` of each package above it, as the
-    check's interpreter finds them (the installed packages, then the check's search path).
-    Modules the check module itself imports are not followed, and a module that cannot be
-    found adds nothing (running the check reports it). For digesting check code that sits
-    inside the workdir.
-    """
-    root = Path(workdir if workdir is not None else spec.workdir or Path.cwd()).resolve()
-    found: list[Path] = []
-    for check in spec.checks:
-        if isinstance(check, PythonCheck):
-            path = _child_path() + _search_path(check, root)  # the order the child searches
-            found += _module_files(check.python.partition(":")[0], path)
-    return list(dict.fromkeys(found))
-
-
-@functools.cache
-def _child_path() -> list[str]:
-    """The ``sys.path`` a ``python -I`` child starts with: the stdlib and installed packages."""
-    code = "import json, sys; print(json.dumps(sys.path))"
-    try:
-        done = _process.run([sys.executable, "-I", "-c", code], cwd=Path("/"), timeout=30)
-        return [str(p) for p in json.loads(done.output.head)]
-    except (OSError, ValueError):  # no usable interpreter: the checks will say so
-        return []
-
-
-def _module_files(module: str, path: list[str]) -> list[Path]:
-    """The files importing `module` (dotted) from `path` would execute, outermost first."""
-    files: list[Path] = []
-    search = path
-    for part in module.split("."):
-        found = importlib.machinery.PathFinder.find_spec(part, search)
-        if found is None:
-            break
-        if found.has_location and found.origin:
-            files.append(Path(found.origin).resolve())
-        search = list(found.submodule_search_locations or [])
-        if not search:
-            break
-    return files
 
 
 def _with_timeout(fn: Callable[[], _T], timeout: float) -> _T:

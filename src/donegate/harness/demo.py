@@ -16,8 +16,8 @@ from pathlib import Path
 from typing import Any
 
 from donegate.harness.checklist import Checklist
-from donegate.harness.runner import build_tools
 from donegate.harness.spec import TaskSpec
+from donegate.harness.task_tools import build_tools
 from donegate.models.base import Model
 from donegate.results import RunResult
 from donegate.run import run

@@ -7,7 +7,7 @@ claim), and the full state (checklist, transcript) so the task can be resumed or
 The same report, with a ``review`` section naming the certificate to approve, asks a person to
 review a ``closure: human`` task whose claim passed every gate.
 
-A report is a typed, frozen `EscalationReport` (`donegate.harness._report_model`) whose JSON form
+A report is a typed, frozen `EscalationReport` (`donegate.records.report`) whose JSON form
 (``kind: donegate.escalation``, ``version: 1``) is what the files, the store's review queue and
 the JSON API hold; `EscalationReport.as_data` gives exactly the keys it was built or read with.
 """
@@ -22,32 +22,27 @@ from pathlib import Path
 from typing import Any
 
 from donegate.codec import messages_to_json
-from donegate.harness._report_model import (
+from donegate.harness.gate import GateRound
+from donegate.records.check import CheckResult
+from donegate.records.evidence import EvidenceRecord
+from donegate.records.report import (
     REPORT_KIND,
     REPORT_VERSION,
     Attempted,
     Claim,
     EscalationReport,
-    Flag,
     Left,
     OutcomeUnknown,
     ReportCheck,
-    ReportFiles,
+    ReportFlag,
     ReportItem,
     ReportState,
     ReviewRequest,
     VerifierNote,
 )
-from donegate.harness.checks import CheckResult
-from donegate.harness.evidence import EvidenceRecord
-from donegate.harness.gate import GateRound
+from donegate.results import Spend
 
 __all__ = [
-    "Claim",
-    "EscalationReport",
-    "OutcomeUnknown",
-    "ReportFiles",
-    "ReviewRequest",
     "build_report",
     "check_data",
     "render_markdown",
@@ -83,7 +78,7 @@ def round_data(round_: GateRound) -> Claim:
         problems=tuple(round_.problems),
         failed_checks=tuple(c.name for c in round_.checks if not c.passed),
         unfinished=tuple(round_.unfinished),
-        flagged=tuple(Flag(item=i, why=w) for i, w in round_.flagged),
+        flagged=tuple(ReportFlag(item=i, why=w) for i, w in round_.flagged),
         verifier=None
         if round_.verifier is None
         else VerifierNote(complete=round_.verifier.complete, reason=round_.verifier.reason),
@@ -108,6 +103,7 @@ def build_report(
     extra: Mapping[str, Any] | None = None,
     review: ReviewRequest | None = None,
     outcome_unknown: OutcomeUnknown | None = None,
+    spend: Spend | None = None,
 ) -> EscalationReport:
     """The report; `review` (the certificate to approve) makes it a request for review rather
     than an escalation. `extra` adds to ``state`` (the hook's session, the last text)."""
@@ -125,6 +121,8 @@ def build_report(
         fields["review"] = review
     if outcome_unknown is not None:
         fields["outcome_unknown"] = outcome_unknown
+    if spend is not None and spend.lines:
+        fields["spend"] = spend.as_data()
     return EscalationReport(
         kind=REPORT_KIND,
         version=REPORT_VERSION,
@@ -181,6 +179,9 @@ def render_markdown(report: EscalationReport) -> str:
             "(`donegate escalations approve`).",
             f"Certificate to approve: `{review.certificate}`",
         ]
+    if report.spend:
+        spent = Spend.from_data(report.spend)
+        lines += ["", "## Spend", spent.render()]
     lines += ["", "## What is left"]
     left = report.left
     if not left.open_items and not left.failed_checks:

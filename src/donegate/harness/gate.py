@@ -23,18 +23,26 @@ from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
+from donegate.actions import Verdict
 from donegate.harness.checklist import Checklist
-from donegate.harness.checks import CheckResult, run_check, run_checks
+from donegate.harness.checks import run_check, run_checks
+from donegate.harness.decision import decide
 from donegate.harness.evidence import Evidence
+from donegate.harness.poison import review_changes
 from donegate.harness.protect import Manifest, ProtectError
 from donegate.harness.spec import CheckSpec
 from donegate.harness.verifier import Verifier, VerifierAnswer
-from donegate.loop import Verdict
 from donegate.messages import Message, Turn
+from donegate.records.check import CheckResult
+from donegate.records.checklist import TodoItem
+from donegate.records.judgement import Judgement
 
-__all__ = ["CheckWatcher", "CompletionGate", "GateRound", "nudge_text", "protected_results"]
+if TYPE_CHECKING:  # imported in `judge`: a hook, which only renders a nudge, never loads the loop
+    from donegate.loop import Verdict
+
+__all__ = ["CheckWatcher", "CompletionGate", "GateRound", "protected_results"]
 
 CheckWatcher = Callable[[CheckSpec], AbstractContextManager[object]]
 """Entered around each check while it runs (a live "running check X" line)."""
@@ -95,11 +103,6 @@ def protected_results(manifest: Manifest | None, *, clear: bool = False) -> tupl
     )
 
 
-def nudge_text(problems: Sequence[str]) -> str:
-    """The continuation message for these problems."""
-    return f"Not done yet: {'; '.join(problems)}. Continue, or state the blocker."
-
-
 class CompletionGate:
     """Implements the loop's `Gate` protocol for one task run."""
 
@@ -142,14 +145,19 @@ class CompletionGate:
 
     def judge(self, claim: Turn, transcript: Sequence[Message], output: Any) -> Verdict:
         """Run the gates on a claim; accept, continue with a nudge, or stop."""
+
         via: Literal["text", "completion_tool"] = "text" if output is None else "completion_tool"
         claim_text = claim.text if output is None else _as_text(output)
         before = protected_results(self.protected, clear=True)
+        review = review_changes(self.protected, self.checks)  # what the checks will run with
+        poisoned = review.results(verifier=self.verifier is not None)
         # all: a report shows each; adjacent run: checks at once, results in declared order
-        ran = tuple(run_checks(self.checks, self.workdir, runner=self._run))
+        ran = tuple(
+            run_checks(self.checks, self.workdir, runner=self._run, snapshot_of=self._snapshot())
+        )
         # after too: a check run (the agent's code under test) may touch protected files
         tampered = tuple({c.name: c for c in before + protected_results(self.protected)}.values())
-        checks = tampered + ran
+        checks = tampered + poisoned + ran
         unfinished = self.checklist.unfinished()
         flagged = tuple(self.checklist.unsupported(self.evidence.records))
         failed = [c for c in ran if not c.passed]
@@ -168,6 +176,7 @@ class CompletionGate:
                 ", ".join(c.name for c in tampered)
                 + " (protected files must stay as they were when the task started)"
             )
+        problems += review.problems(verifier=self.verifier is not None)
         if failed:
             problems.append("failed checks: " + ", ".join(f"{c.name} ({c.detail})" for c in failed))
         if via == "completion_tool" and problems:
@@ -178,32 +187,25 @@ class CompletionGate:
             answer = self.verifier.check(
                 condition=self.completion_condition,
                 claim=claim_text,
-                evidence=self.evidence.render(),
+                evidence=self.evidence.render() + review.evidence(),
                 checklist=self.checklist.render() if self.checklist.items else "",
                 flagged=flagged,
             )
             if not answer.complete:
                 problems.append(f"verifier: {answer.reason}")
 
-        blocked = bool(unfinished) and all(i.status == "blocked" for i in unfinished)
-        if not problems:
-            verdict = Verdict(action="accept", reason="every gate passed")
-        elif blocked:
-            verdict = Verdict(
-                action="stop",
-                reason="the agent stated a blocker: " + "; ".join(problems),
-            )
-        elif self.continuations >= self.max_continuations:
-            verdict = Verdict(
-                action="stop",
-                reason=f"not done after {self.continuations} continuation(s): "
-                + "; ".join(problems),
-            )
-        else:
+        found = Judgement(
+            checks=checks,
+            todos=tuple(
+                TodoItem(text=i.name, status=i.status, raw_status=i.status, source="checklist")
+                for i in unfinished
+            ),
+            problems=tuple(problems),
+        )
+        verdict = decide(found, self.continuations, self.max_continuations)
+        if verdict.action == "continue":  # the count lives here, in memory
             self.continuations += 1
             self.checklist.nudged()
-            message = nudge_text(problems)
-            verdict = Verdict(action="continue", message=message, reason=message)
 
         record = GateRound(
             number=len(self.rounds) + 1,
@@ -224,6 +226,10 @@ class CompletionGate:
         if self.on_round is not None:
             self.on_round(record)
         return verdict
+
+    def _snapshot(self) -> Manifest | None:
+        """The start snapshot written over the clean room (the protected files' manifest)."""
+        return self.protected if self.protected is not None and not self.protected.empty else None
 
     def _run(self, check: CheckSpec) -> CheckResult:
         with self.on_check(check) if self.on_check is not None else nullcontext():

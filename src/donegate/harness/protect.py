@@ -36,6 +36,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from donegate.errors import ProtectError
+from donegate.sandbox import owned_identities
 
 if TYPE_CHECKING:
     from donegate.harness.spec import TaskSpec
@@ -157,6 +158,12 @@ class Manifest:
     """Paths protected whatever ``!`` says (the task's own files inside the workdir)."""
     files: Mapping[str, str] = field(default_factory=dict)
     """Relative path -> digest (``sha256:HEX``, ``symlink:TARGET``, ``special``...)."""
+    tree: Mapping[str, str] | None = None
+    """Every other file Python or a test runner may load, by path -> digest, when the task
+    started (`donegate.harness._pyfiles`); what `donegate.harness.tamper` diffs. None in a
+    record taken before donegate kept one."""
+    allow: tuple[str, ...] = ()
+    """The task's ``allow:`` globs: paths the tamper rules let the agent add or change."""
     _include: tuple[re.Pattern[str], ...] = field(init=False, repr=False, compare=False)
     _exclude: tuple[re.Pattern[str], ...] = field(init=False, repr=False, compare=False)
     _pins: tuple[re.Pattern[str], ...] = field(init=False, repr=False, compare=False)
@@ -228,13 +235,23 @@ class Manifest:
             except OSError as exc:
                 raise ProtectError(f"cannot clear the bytecode of {rel}: {exc}") from None
 
+    def start(self, rel: str) -> str | None:
+        """The digest `rel` had when the task started (None: it was not there, or not kept)."""
+        found = self.files.get(rel)
+        return found if found is not None or self.tree is None else self.tree.get(rel)
+
     def as_data(self) -> dict[str, Any]:
         """Plain JSON values (for certificates and hook state)."""
-        return {
+        data: dict[str, Any] = {
             "patterns": list(self.patterns),
             "pinned": list(self.pinned),
             "files": dict(sorted(self.files.items())),
         }
+        if self.tree is not None:
+            data["tree"] = dict(sorted(self.tree.items()))
+        if self.allow:
+            data["allow"] = list(self.allow)
+        return data
 
     @classmethod
     def from_data(cls, data: Any, root: Path) -> Manifest:
@@ -252,29 +269,66 @@ class Manifest:
         assert isinstance(patterns, list) and isinstance(pinned, list)
         for p in patterns:
             check_pattern(p)
-        return cls(root=root, patterns=tuple(patterns), pinned=tuple(pinned), files=dict(files))
+        tree, allow = data.get("tree"), data.get("allow", [])
+        if tree is not None and not (
+            isinstance(tree, dict)
+            and all(isinstance(k, str) and isinstance(v, str) for k, v in tree.items())
+        ):
+            raise ValueError("protected files: tree is not a mapping of path to digest")
+        if not isinstance(allow, list) or not all(isinstance(p, str) for p in allow):
+            raise ValueError("protected files: allow is not a list of strings")
+        for p in allow:
+            check_pattern(p)
+        return cls(
+            root=root,
+            patterns=tuple(patterns),
+            pinned=tuple(pinned),
+            files=dict(files),
+            tree=dict(tree) if tree is not None else None,
+            allow=tuple(allow),
+        )
 
 
 def take_manifest(
-    root: Path, patterns: Iterable[str] = (), *, pinned: Iterable[str] = ()
+    root: Path,
+    patterns: Iterable[str] = (),
+    *,
+    pinned: Iterable[str] = (),
+    allow: Iterable[str] = (),
 ) -> Manifest:
-    """Digest every file under `root` the rules cover (`ProtectError` on a bad pattern)."""
-    rules = tuple(dict.fromkeys(patterns))
-    for p in rules:
+    """Digest every file under `root` the rules cover, and every other Python file (the
+    `Manifest.tree`); `ProtectError` on a bad pattern."""
+    from donegate.harness._pyfiles import python_files  # here: _pyfiles imports this module
+
+    rules, allowed = tuple(dict.fromkeys(patterns)), tuple(dict.fromkeys(allow))
+    for p in rules + allowed:
         try:
             check_pattern(p)
         except ValueError as exc:
             raise ProtectError(f"protect: {exc}") from None
     base = Manifest(root=Path(root).resolve(), patterns=rules, pinned=tuple(dict.fromkeys(pinned)))
-    return Manifest(
-        root=base.root, patterns=base.patterns, pinned=base.pinned, files=base.current()
+    files = base.current()
+    tree = {rel: d for rel, d in python_files(base.root).items() if rel not in files}
+    taken = Manifest(
+        root=base.root,
+        patterns=base.patterns,
+        pinned=base.pinned,
+        files=files,
+        tree=tree,
+        allow=allowed,
     )
+    from donegate.harness import snapshot  # here: snapshot imports this module
+
+    snapshot.keep(taken)  # the contents behind the digests: the clean room's start snapshot
+    return taken
 
 
 def uses_pytest(spec: TaskSpec) -> bool:
-    """Whether a ``run:`` check runs pytest (``pytest``, ``python -m pytest``, ``uv run ...``)."""
+    """Whether a ``run:`` check runs pytest (``pytest``, ``python -m pytest``, ``uv run ...``),
+    or a ``tests:`` check does."""
     return any(
-        check.kind == "run" and _PYTEST.search(shlex.join(getattr(check, "argv", [])))
+        (check.kind == "run" and _PYTEST.search(shlex.join(getattr(check, "argv", []))))
+        or getattr(getattr(check, "tests", None), "runner", None) == "pytest"
         for check in spec.checks
     )
 
@@ -349,6 +403,7 @@ def _reaches(segments: list[str], parts: list[str]) -> bool:
 def _walk(manifest: Manifest) -> Iterator[tuple[str, str]]:
     root = manifest.root
     count = 0
+    own = owned_identities()  # the gate's own store: opening it would drop its locks
     for dirpath, dirnames, filenames in os.walk(root):
         rel_dir = Path(dirpath).relative_to(root).as_posix()
         rel_dir = "" if rel_dir == "." else rel_dir
@@ -366,12 +421,22 @@ def _walk(manifest: Manifest) -> Iterator[tuple[str, str]]:
             rel = f"{rel_dir}/{name}" if rel_dir else name
             if not manifest.covers(rel):
                 continue
+            if own and _identity(os.path.join(dirpath, name)) in own:
+                continue
             count += 1
             if count > MAX_PROTECTED_FILES:
                 raise ProtectError(
                     f"protect: more than {MAX_PROTECTED_FILES} files match; narrow the globs"
                 )
             yield rel, _digest(os.path.join(dirpath, name))
+
+
+def _identity(path: str) -> tuple[int, int] | None:
+    try:
+        info = os.lstat(path)
+    except OSError:
+        return None
+    return (info.st_dev, info.st_ino)
 
 
 def _digest(path: str) -> str:

@@ -17,38 +17,36 @@ the agent's workdir: nothing the gate trusts lives where the agent writes.
 
 from __future__ import annotations
 
-import importlib
-import sys
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypedDict, Unpack
 
 from donegate.config import data_dir
 from donegate.errors import UserError
 from donegate.events import EventSink, fan_out
-from donegate.harness.builtin_tools import Workspace, workspace_tool
 from donegate.harness.certificate import build_certificate, write_certificate
-from donegate.harness.checklist import CHECKLIST_TOOL, Checklist, ChecklistItem
-from donegate.harness.checks import CheckResult
-from donegate.harness.escalation import (
-    EscalationReport,
-    ReviewRequest,
-    build_report,
-    round_data,
-    write_report,
-)
-from donegate.harness.evidence import Evidence, EvidenceRecord
+from donegate.harness.checklist import Checklist
+from donegate.harness.escalation import build_report, round_data, write_report
+from donegate.harness.evidence import Evidence
 from donegate.harness.gate import CheckWatcher, CompletionGate, GateRound
+from donegate.harness.preflight import check_outputs
 from donegate.harness.protect import Manifest, take_manifest, task_patterns
-from donegate.harness.spec import ImportTool, TaskSpec
+from donegate.harness.spec import TaskSpec
+from donegate.harness.task_tools import build_tools
 from donegate.harness.verifier import Verifier
 from donegate.loop import Policies, RunResult
 from donegate.models.base import Model, ModelSettings
 from donegate.models.infer import infer_model
-from donegate.results import TaskOutcome, task_status
+from donegate.records.check import CheckResult
+from donegate.records.checklist import CHECKLIST_TOOL, ChecklistItem
+from donegate.records.evidence import EvidenceRecord
+from donegate.records.report import EscalationReport, ReviewRequest
+from donegate.records.status import TaskOutcome, TaskStatus, task_status
+from donegate.results import NO_SPEND, Spend
 from donegate.run import RunOptions, arun, run
+from donegate.spend import Budget, budget_of
 from donegate.tools import EffectLedger, Tool
 
 __all__ = [
@@ -57,7 +55,6 @@ __all__ = [
     "TaskResult",
     "arun_task",
     "run_task",
-    "side_effect_tools",
 ]
 
 COMPLETION_TOOL = "task_complete"
@@ -68,8 +65,6 @@ _COMPLETION_SCHEMA = {
     "properties": {"summary": {"type": "string", "description": "What was done."}},
     "required": ["summary"],
 }
-_SIDE_EFFECTS = {"write_file": True, "run_command": True, "read_file": False, "list_dir": False}
-_IDEMPOTENT = frozenset({"write_file"})  # writing the same content again changes nothing more
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -97,14 +92,18 @@ class TaskResult:
     certificate: Path | None = None
     """The completion certificate, when done (awaiting review: the one a person approves)."""
     escalation: EscalationReport | None = None
-    """The escalation report (with ``files``: its JSON and Markdown paths), when escalated;
-    the review report when awaiting review."""
+    """The escalation report (with ``files``: its JSON and Markdown paths), when escalated or
+    failed; the review report when awaiting review."""
     rounds: tuple[GateRound, ...] = ()
     """Every gate judgement, in order."""
     checklist: tuple[ChecklistItem, ...] = ()
     """The checklist as it ended."""
     evidence: tuple[EvidenceRecord, ...] = ()
     """Every tool call the harness recorded."""
+    spend: Spend = NO_SPEND
+    """What the task's model calls spent, by model and role (earlier runs' included)."""
+    charged: Spend = NO_SPEND
+    """What this run's own model calls spent (a metrics counter adds it up)."""
 
     def summary(self) -> dict[str, Any]:
         """The result as one JSON-ready object (what ``donegate run --json`` prints)."""
@@ -128,6 +127,8 @@ class TaskResult:
             "certificate": str(self.certificate) if self.certificate is not None else None,
             "escalation": escalation,
             "reason": self.reason,
+            "spend": self.spend.as_data(),
+            "charged": self.charged.as_data(),
         }
 
 
@@ -146,6 +147,8 @@ class _Prepared:
     sink: EventSink | None
     system: str | None
     completion_tool: str | None
+    budget: Budget
+    task_file: str | Path | None = None
     started: float = field(default_factory=time.time)
 
 
@@ -183,6 +186,9 @@ class TaskOptions(TypedDict, total=False):
     """Given the protected-file manifest taken now, the one to judge the run against: the
     worker's returns the one its task's first run took, so a resumed run does not take it again
     from a workdir the agent may have changed. Default: the one taken now."""
+    spent: Spend | None
+    """What the task spent before this run (a worker's earlier runs of a requeued task): its
+    ``budget:`` counts it."""
 
 
 def run_task(spec: TaskSpec, **options: Unpack[TaskOptions]) -> TaskResult:
@@ -216,6 +222,7 @@ def _loop_options(p: _Prepared, options: TaskOptions) -> RunOptions:
         ledger=options.get("ledger"),
         gate=p.gate,
         events=p.sink,
+        meter=p.budget.meter("agent"),
     )
 
 
@@ -230,15 +237,23 @@ def _prepare(spec: TaskSpec, options: TaskOptions, caller: str) -> _Prepared:
         raise UserError(f"{spec.id}: workdir is not a directory: {root}")
     output_dir = options.get("output_dir")
     out = Path(output_dir) if output_dir else data_dir()
+    check_outputs(out)  # before the first model call: a run is never paid for, then thrown away
     patterns, pinned = task_patterns(spec, root, task_file=options.get("task_file"))
-    protected = take_manifest(root, patterns, pinned=pinned)
+    protected = take_manifest(root, patterns, pinned=pinned, allow=spec.allow)
     baseline = options.get("baseline")
-    if baseline is not None and not protected.empty:
+    if baseline is not None:  # even with nothing protected: the tree is the start record
         protected = baseline(protected)
     worker = _resolve(model if model is not None else spec.model, "model", spec.id)
     judge = options.get("verifier_model")
     judge = judge if judge is not None else spec.verifier
-    verifier = Verifier(_resolve(judge, "verifier", spec.id)) if judge is not None else None
+    budget = budget_of(spec.budget, spec.prices, options.get("spent"))
+    verifier = None
+    if judge is not None:
+        verifier = Verifier(_resolve(judge, "verifier", spec.id), meter=budget.meter("verifier"))
+    try:  # a usd budget on a model without a price: refused before any call
+        budget.require_prices(worker.name, *([verifier.model.name] if verifier else []))
+    except UserError as exc:
+        raise UserError(f"{spec.id}: {exc}") from None
     checklist = Checklist(spec.checklist)
     evidence = Evidence()
     tools = build_tools(spec, root, checklist, protected=protected)
@@ -271,6 +286,8 @@ def _prepare(spec: TaskSpec, options: TaskOptions, caller: str) -> _Prepared:
         sink=fan_out(evidence, checklist, options.get("events")),
         system=_system(spec, checklist, completion_tool, protected),
         completion_tool=completion_tool,
+        budget=budget,
+        task_file=options.get("task_file"),
     )
 
 
@@ -283,62 +300,6 @@ def _resolve(value: Model | str | None, what: str, task: str) -> Model:
             "ScriptedModel (or use the CLI) and pass the model"
         )
     return infer_model(value)
-
-
-def build_tools(
-    spec: TaskSpec, root: Path, checklist: Checklist, *, protected: Manifest | None = None
-) -> list[Tool]:
-    """The task's tools: built-ins confined to `root` (``write_file`` refusing `protected`
-    paths), user tools by import path."""
-    guard = protected.covers_path if protected is not None and not protected.empty else None
-    workspace = Workspace(
-        root,
-        max_read_bytes=spec.max_read_bytes,
-        max_command_timeout=spec.max_command_timeout,
-        protected=guard,
-    )
-    tools: list[Tool] = []
-    for ref in spec.tools:
-        if isinstance(ref, ImportTool):
-            tools.append(_import_tool(ref, root))
-        elif ref == CHECKLIST_TOOL:
-            tools.append(checklist.tool())
-        else:
-            tools.append(
-                workspace_tool(
-                    workspace, ref, side_effect=_SIDE_EFFECTS[ref], idempotent=ref in _IDEMPOTENT
-                )
-            )
-    return tools
-
-
-def side_effect_tools(spec: TaskSpec) -> frozenset[str]:
-    """Names of `spec`'s tools that get idempotency keys (their calls go through the ledger)."""
-    return frozenset(
-        ref.tool_name if isinstance(ref, ImportTool) else ref
-        for ref in spec.tools
-        if (ref.side_effect if isinstance(ref, ImportTool) else _SIDE_EFFECTS.get(ref, False))
-    )
-
-
-def _import_tool(ref: ImportTool, root: Path) -> Tool:
-    module_name, _, attr = ref.import_path.partition(":")
-    try:
-        module = importlib.import_module(module_name)
-    except ModuleNotFoundError:
-        sys.path.insert(0, str(root))  # task-local tool modules live in the workdir
-        try:
-            module = importlib.import_module(module_name)
-        except ModuleNotFoundError as exc:
-            raise UserError(f"tool {ref.import_path}: no module named {exc.name!r}") from None
-        finally:
-            sys.path.remove(str(root))
-    obj = getattr(module, attr, None)
-    if isinstance(obj, Tool):
-        return replace(obj, name=ref.tool_name, side_effect=ref.side_effect)
-    if not callable(obj):
-        raise UserError(f"tool {ref.import_path}: {module_name} has no function {attr!r}")
-    return Tool.from_function(obj, name=ref.tool_name, side_effect=ref.side_effect)
 
 
 def _system(
@@ -380,6 +341,8 @@ def _finish(p: _Prepared, result: RunResult) -> TaskResult:
         "rounds": tuple(gate.rounds),
         "checklist": p.checklist.items,
         "evidence": p.evidence.records,
+        "spend": p.budget.spend,
+        "charged": p.budget.charged,
     }
     outcome = task_status(result.status, human_closure=p.spec.closure == "human")
     if outcome in ("done", "awaiting_review"):
@@ -401,35 +364,48 @@ def _finish(p: _Prepared, result: RunResult) -> TaskResult:
             checklist=p.checklist.as_data(),
             protected=p.protected,
             resolved=True,
+            spend=p.budget.spend.as_data(),
+            task_file=p.task_file,
         )
         path = write_certificate(cert, p.out / "certificates")
-        if outcome == "awaiting_review":
+        if outcome == TaskStatus.AWAITING_REVIEW:
             return _awaiting_review(p, result, path, common)
         reason = "every gate passed"
         if not cert.closure.backed_by_checks:
             reason += " (closure: model; no mechanical check backed it)"
-        return TaskResult(status="done", reason=reason, certificate=path, **common)
-    if outcome == "escalated":
-        report = build_report(
-            task_id=p.spec.id,
-            reason=result.reason,
-            prompt=p.spec.prompt,
-            completion_condition=p.spec.completion_condition,
-            continuations=gate.continuations,
-            max_continuations=gate.max_continuations,
-            model_calls=result.model_calls,
-            attempted=p.evidence.records,
-            checklist=p.checklist.as_data(),
-            checks=gate.last_checks,
-            rounds=[round_data(r) for r in gate.rounds],
-            transcript=result.transcript,
-            extra={"last_text": result.text, "workdir": str(p.root)},
-        )
-        json_path, md_path = write_report(report, p.out / "escalations")
-        report = report.with_files(str(json_path), str(md_path))
-        return TaskResult(status="escalated", reason=result.reason, escalation=report, **common)
+        return TaskResult(status=TaskStatus.DONE, reason=reason, certificate=path, **common)
+    if outcome == TaskStatus.ESCALATED:
+        # a verifier refused by the budget leaves the gate to stop the run: say why it did
+        reason = p.budget.exhausted or result.reason
+        report = _report(p, result, reason)
+        return TaskResult(status=TaskStatus.ESCALATED, reason=reason, escalation=report, **common)
     reason = f"{result.status.value}: {result.reason}"
-    return TaskResult(status="failed", reason=reason, **common)
+    # a failed run is reported where an escalated one is: a person reads why it broke
+    return TaskResult(status=TaskStatus.FAILED, reason=reason,
+                      escalation=_report(p, result, reason), **common)  # fmt: skip
+
+
+def _report(p: _Prepared, result: RunResult, reason: str) -> EscalationReport:
+    """The escalation report of a run that ended escalated or failed, written; with its files."""
+    gate = p.gate
+    report = build_report(
+        task_id=p.spec.id,
+        reason=reason,
+        prompt=p.spec.prompt,
+        completion_condition=p.spec.completion_condition,
+        continuations=gate.continuations,
+        max_continuations=gate.max_continuations,
+        model_calls=result.model_calls,
+        attempted=p.evidence.records,
+        checklist=p.checklist.as_data(),
+        checks=gate.last_checks,
+        rounds=[round_data(r) for r in gate.rounds],
+        transcript=result.transcript,
+        extra={"last_text": result.text, "workdir": str(p.root)},
+        spend=p.budget.spend,
+    )
+    json_path, md_path = write_report(report, p.out / "escalations")
+    return report.with_files(str(json_path), str(md_path))
 
 
 def _awaiting_review(
@@ -452,10 +428,11 @@ def _awaiting_review(
         transcript=result.transcript,
         extra={"last_text": result.text, "workdir": str(p.root)},
         review=ReviewRequest(certificate=str(certificate)),
+        spend=p.budget.spend,
     )
     json_path, md_path = write_report(report, p.out / "reviews")
     report = report.with_files(str(json_path), str(md_path))
     return TaskResult(
-        status="awaiting_review", reason=reason, certificate=certificate, escalation=report,
-        **common,
+        status=TaskStatus.AWAITING_REVIEW, reason=reason, certificate=certificate,
+        escalation=report, **common,
     )  # fmt: skip

@@ -15,7 +15,7 @@ import sys
 from pathlib import Path
 
 from donegate.errors import UserError
-from donegate.harness.spec import task_id_problem
+from donegate.records.task import task_id_problem
 
 __all__ = ["DEFAULT_DIR", "check_command", "scaffold"]
 

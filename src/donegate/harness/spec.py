@@ -18,7 +18,6 @@ In a file, each check is a mapping with exactly one kind key, plus optional ``na
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 from typing import Annotated, Any, Literal, TypeAlias, get_args
 
@@ -34,6 +33,7 @@ from pydantic import (
 
 from donegate._files import load_data
 from donegate.errors import TaskSpecError
+from donegate.harness.custody import withhold
 from donegate.harness.protect import check_pattern
 from donegate.harness.spec_checks import (
     CHECK_KINDS,
@@ -54,14 +54,19 @@ from donegate.harness.spec_checks import (
     SpecModel,
     Sql,
     SqlCheck,
+    Tests,
+    TestsCheck,
+    TestsExpect,
     keyed_union,
     shaped,
 )
+from donegate.harness.spec_limits import BudgetSpec, PriceSpec, SandboxSpec
+from donegate.records.task import task_id_problem
 
 __all__ = [
     "BUILTIN_TOOLS",
     "CHECK_KINDS",
-    "TASK_ID",
+    "BudgetSpec",
     "CheckSpec",
     "CommandTarget",
     "FileContains",
@@ -75,19 +80,24 @@ __all__ = [
     "JsonSchema",
     "JsonSchemaCheck",
     "NotifyTarget",
+    "PriceSpec",
     "PythonCheck",
     "RunCheck",
+    "SandboxSpec",
     "Sql",
     "SqlCheck",
     "TaskSpec",
     "TaskSpecError",
+    "Tests",
+    "TestsCheck",
+    "TestsExpect",
     "ToolRef",
     "Webhook",
     "WebhookTarget",
     "load_task",
-    "task_id_problem",
     "task_problems",
     "validate_task",
+    "with_budget",
 ]
 
 BuiltinTool: TypeAlias = Literal[
@@ -96,27 +106,18 @@ BuiltinTool: TypeAlias = Literal[
 BUILTIN_TOOLS: tuple[BuiltinTool, ...] = get_args(BuiltinTool)
 """Tools the harness provides by name; a task that lists no tools gets all of them."""
 
-TASK_ID = re.compile(r"[A-Za-z0-9._-]{1,128}")
-"""What a task id may be: it names files and keys, so it is short and needs no quoting."""
-
-
-def task_id_problem(value: str) -> str | None:
-    """Why `value` is not a task id (a one-line reason), or None when it is one."""
-    if TASK_ID.fullmatch(value):
-        return None
-    if not value:
-        return "a task id is empty"
-    if len(value) > 128:
-        return f"a task id has at most 128 characters, got {len(value):,}"
-    bad = next(c for c in value if not TASK_ID.fullmatch(c))
-    return f"a task id is letters, digits, '.', '_' and '-', got {bad!r} in {value!r}"
-
 
 def _task_id(value: str) -> str:
     problem = task_id_problem(value)
     if problem is not None:
         raise ValueError(problem)
     return value
+
+
+def _allow_pattern(value: str) -> str:
+    if value.startswith("!"):
+        raise ValueError(f"{value!r}: allow lists paths to let through; '!' has no use here")
+    return check_pattern(value)
 
 
 TaskId = Annotated[str, Field(min_length=1), AfterValidator(_task_id)]
@@ -168,11 +169,23 @@ class WebhookTarget(SpecModel):
 class CommandTarget(SpecModel):
     """``{command: [argv...]}``: run a program with the outcome on stdin and
     ``DONEGATE_IDEMPOTENCY_KEY`` set; ``{task_id}``, ``{status}``, ``{idempotency_key}``,
-    ``{certificate}`` and ``{report}`` (JSON text) in an argument are replaced (never through a
-    shell)."""
+    ``{certificate_path}`` and ``{report_path}`` (a file holding the JSON, removed after the
+    command) in an argument are replaced (never through a shell). The certificate itself is never
+    argv text: it can outgrow the kernel's argument limit, so ``{certificate}`` is refused."""
 
     command: list[Annotated[str, Field(min_length=1)]] = Field(min_length=1)
     """The program and its arguments (an argv list, never a shell line)."""
+
+    @field_validator("command")
+    @classmethod
+    def _no_documents_in_argv(cls, argv: list[str]) -> list[str]:
+        for name in ("certificate", "report"):
+            if any("{" + name + "}" in a for a in argv):
+                raise ValueError(
+                    f"{{{name}}} in an argument is refused (a {name} can exceed the argument "
+                    f"limit); use {{{name}_path}} or read the outcome JSON on stdin"
+                )
+        return argv
 
 
 NotifyTarget: TypeAlias = Annotated[
@@ -201,6 +214,9 @@ class TaskSpec(SpecModel):
     """Acceptance checks the harness runs at each text-only end of turn."""
     protect: list[Annotated[str, AfterValidator(check_pattern)]] = Field(default_factory=list)
     """Globs (relative to the workdir) of files the agent may not change, add or delete."""
+    allow: list[Annotated[str, AfterValidator(_allow_pattern)]] = Field(default_factory=list)
+    """Globs of files the agent may add or change although they change how checks run (a
+    ``conftest.py``, a module named like the standard library's...: `donegate.harness.tamper`)."""
     closure: Literal["checks", "human", "model"] = "checks"
     """Who closes the task: ``checks`` (at least one required), ``human`` (a claim that passes
     ends ``awaiting_review`` until a person approves it), ``model`` (the certificate says no
@@ -231,10 +247,32 @@ class TaskSpec(SpecModel):
     """Seconds ``run_command`` may run whatever timeout the model asks for."""
     max_read_bytes: int = Field(default=256 * 1024, ge=1024)
     """Bytes ``read_file`` returns at most; a longer file is cut, and the result says so."""
+    sandbox: SandboxSpec = Field(default_factory=SandboxSpec)
+    """What the agent's programs see in the sandbox besides the workdir (docs/tasks.md)."""
+    budget: BudgetSpec | None = None
+    """What the task's model calls may spend in all; no limit when unset. A call that cannot
+    fit is not made: the task ends ``escalated`` (``budget exhausted``)."""
+    prices: dict[str, PriceSpec] = Field(default_factory=dict)
+    """Prices by model (``provider:model``, or the model's name alone) over `genai-prices`'."""
     notify: list[NotifyTarget] = Field(default_factory=list)
     """Where the final outcome is sent when the task ends (done, escalated, awaiting review or
     failed): written to the store's outbox with the outcome, delivered by the worker. Only the
     submitter sets it; the model has no say."""
+    secret: list[Annotated[str, Field(pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")]] = Field(
+        default_factory=list
+    )
+    """Environment variable names no check and no ``run_command`` (nor exec's agent CLI) may
+    see. Provider API keys and donegate's own secrets are always withheld.
+
+    Every name any task read by this process marks secret is withheld from every child it starts
+    (`donegate.harness.custody.withhold`): one mechanism on every path (run, exec, hooks, the
+    worker, verify), and hiding one task's secret from another task's checks costs nothing."""
+
+    @field_validator("secret")
+    @classmethod
+    def _withhold_secrets(cls, names: list[str]) -> list[str]:
+        withhold(names)
+        return names
 
     @field_validator("checklist")
     @classmethod
@@ -282,6 +320,13 @@ class TaskSpec(SpecModel):
             )
         return self
 
+    @model_validator(mode="after")
+    def _priced(self) -> TaskSpec:
+        problem = _price_problem(self)
+        if problem is not None:
+            raise ValueError(problem)
+        return self
+
     @field_validator("tools")
     @classmethod
     def _tool_names(cls, tools: list[ToolRef]) -> list[ToolRef]:
@@ -292,6 +337,42 @@ class TaskSpec(SpecModel):
                 raise ValueError(f"tools[{i}]: duplicate tool name {name!r}")
             seen.add(name)
         return tools
+
+
+def _price_problem(spec: TaskSpec) -> str | None:
+    """Why a ``usd`` budget cannot be kept (a named model with no known price), or None.
+
+    ``script:FILE`` models are named by their player; the runner checks them before a call.
+    """
+    if spec.budget is None or spec.budget.usd is None:
+        return None
+    from donegate.spend import PriceBook, price_of  # genai-prices loads only for usd budgets
+
+    book = PriceBook({k: price_of(v) for k, v in spec.prices.items()})
+    for field in ("model", "verifier"):
+        name = getattr(spec, field)
+        if isinstance(name, str) and not name.startswith("script:") and not book.known(name):
+            return f"budget.usd: no price is known for {field} {name!r}; give one under `prices:`"
+    return None
+
+
+def with_budget(spec: TaskSpec, *, usd: float | None = None, tokens: int | None = None) -> TaskSpec:
+    """`spec` with its budget's ``usd`` and/or ``tokens`` set (``--budget-usd``,
+    ``--budget-tokens``), checked as a task file's would be."""
+    if usd is None and tokens is None:
+        return spec
+    data = spec.budget.model_dump() if spec.budget is not None else {}
+    data.update({k: v for k, v in (("usd", usd), ("tokens", tokens)) if v is not None})
+    try:
+        budget = BudgetSpec.model_validate(data)
+    except ValidationError as exc:
+        field, msg = _located(exc.errors(include_url=False)[0])
+        raise TaskSpecError(msg, source="--budget", field=f"budget.{field}") from None
+    raised = spec.model_copy(update={"budget": budget})
+    problem = _price_problem(raised)
+    if problem is not None:
+        raise TaskSpecError(problem, source=spec.id)
+    return raised
 
 
 def load_task(path: str | Path) -> TaskSpec:

@@ -12,9 +12,8 @@ from __future__ import annotations
 
 import re
 import shlex
-from typing import Annotated, Any, ClassVar, TypeAlias
+from typing import Annotated, Any, ClassVar, Literal, TypeAlias
 
-import jsonschema
 from pydantic import (
     AfterValidator,
     BaseModel,
@@ -22,8 +21,10 @@ from pydantic import (
     Discriminator,
     Field,
     PrivateAttr,
+    SerializerFunctionWrapHandler,
     Tag,
     field_validator,
+    model_serializer,
     model_validator,
 )
 
@@ -45,6 +46,9 @@ __all__ = [
     "SpecModel",
     "Sql",
     "SqlCheck",
+    "Tests",
+    "TestsCheck",
+    "TestsExpect",
     "keyed_union",
     "shaped",
 ]
@@ -58,6 +62,7 @@ CHECK_KINDS = (
     "sql",
     "http",
     "python",
+    "tests",
 )
 """The key that names each built-in check kind in a task file."""
 
@@ -113,6 +118,9 @@ class Check(SpecModel):
     """A stable name for reports and certificates; derived from the check when empty."""
     timeout: float | None = Field(default=None, gt=0)
     """Seconds before the check fails as timed out; the runner's default when unset."""
+    network: bool = False
+    """Whether the check's program may reach the network (its sandbox has none by default;
+    an ``http:`` check is made by the gate itself and ignores this)."""
 
     def __init_subclass__(cls, *, kind: str = "", label: str = "", **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
@@ -121,6 +129,14 @@ class Check(SpecModel):
 
     def _derived_name(self) -> str:
         return f"{self.kind}: {self.label.format_map(vars(self))}"
+
+    @model_serializer(mode="wrap")
+    def _dump(self, handler: SerializerFunctionWrapHandler) -> Any:
+        # `network` is written only when set: specs and certificates read as before without it
+        data = handler(self)
+        if isinstance(data, dict) and data.get("network") is False:
+            del data["network"]
+        return data
 
     @model_validator(mode="after")
     def _fill_name(self) -> Check:
@@ -291,6 +307,41 @@ class PythonCheck(Check, kind="python", label="{python}"):
         return hash((self.python, self.name, self.timeout))
 
 
+class TestsExpect(SpecModel):
+    """What a `TestsCheck`'s run must show, read from the runner's own report."""
+
+    passed_at_least: int = Field(default=1, ge=0)
+    """Tests that must pass, at least (a run that ran none is no pass)."""
+    ids: list[Text] = Field(default_factory=list)
+    """Tests that must each have passed, by the runner's id (``tests/test_x.py::test_a`` for
+    pytest, ``test_x.T.test_a`` for unittest)."""
+
+
+class Tests(SpecModel):
+    """Arguments of a `TestsCheck`: the runner, its arguments, what its report must show."""
+
+    runner: Literal["pytest", "unittest"]
+    """``pytest`` or ``unittest`` (run as ``python -m RUNNER ARGS`` would be)."""
+    args: list[str] = Field(default_factory=list)
+    """Arguments for the runner (``[tests, -q]``, ``[discover, -s, tests]``)."""
+    expect: TestsExpect = Field(default_factory=TestsExpect)
+    """What the report must show."""
+
+
+class TestsCheck(Check, kind="tests"):
+    """Run pytest or unittest and judge the runner's own per-test report, not its exit code:
+    an exit 0 with no report, a missing id or too few passed fails
+    (`donegate.harness.testsuite`)."""
+
+    __test__ = False  # not a test class, whatever pytest's name rule says
+
+    tests: Tests
+    """The runner, its arguments and the expectations."""
+
+    def _derived_name(self) -> str:
+        return f"tests: {shlex.join([self.tests.runner, *self.tests.args])}"
+
+
 CheckSpec: TypeAlias = Annotated[
     Annotated[RunCheck, Tag("check:run")]
     | Annotated[FileExistsCheck, Tag("check:file_exists")]
@@ -299,7 +350,8 @@ CheckSpec: TypeAlias = Annotated[
     | Annotated[JsonSchemaCheck, Tag("check:json_schema")]
     | Annotated[SqlCheck, Tag("check:sql")]
     | Annotated[HttpCheck, Tag("check:http")]
-    | Annotated[PythonCheck, Tag("check:python")],
+    | Annotated[PythonCheck, Tag("check:python")]
+    | Annotated[TestsCheck, Tag("check:tests")],
     keyed_union("check", CHECK_KINDS, "check"),
 ]
 """One acceptance check; the harness runs it against the world, never against model text."""
@@ -307,6 +359,8 @@ CheckSpec: TypeAlias = Annotated[
 
 def _check_schema(schema: Any) -> None:
     """Reject a schema that is not valid JSON Schema (draft 2020-12), naming the problem."""
+    import jsonschema  # here: only a task with a JSON check needs it (a hook loads every task)
+
     try:
         jsonschema.Draft202012Validator.check_schema(schema)
     except jsonschema.SchemaError as exc:

@@ -13,11 +13,13 @@ import json
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from donegate.models.base import Model
 from donegate.results import RunResult
-from donegate.run import run
+
+if TYPE_CHECKING:
+    from donegate.spend import Meter
 
 __all__ = [
     "VERDICT_SCHEMA",
@@ -74,13 +76,15 @@ class VerifierAnswer:
 class Verifier:
     """Asks `model` whether a claim meets the completion condition, given the evidence."""
 
-    def __init__(self, model: Model, *, max_steps: int = 3) -> None:
+    def __init__(self, model: Model, *, max_steps: int = 3, meter: Meter | None = None) -> None:
         self.model = model
         """The verifier model; any `Model` (a scripted one in tests)."""
         self.max_steps = max_steps
         """Calls allowed per check (an invalid verdict is fed back)."""
         self.calls = 0
         """Model calls made so far, over every check."""
+        self.meter = meter
+        """The task budget's ``verifier`` view: its calls count against the task's budget."""
 
     def check(
         self,
@@ -99,6 +103,8 @@ class Verifier:
             checklist=checklist,
             flagged=flagged,
         )
+        from donegate.run import run  # the loop loads when a verifier asks, not with the gate
+
         result = run(
             prompt,
             model=self.model,
@@ -107,6 +113,7 @@ class Verifier:
             finish_tool_name=VERDICT_TOOL,
             max_steps=self.max_steps,
             run_id="verifier",
+            meter=self.meter,
         )
         self.calls += result.model_calls
         complete, reason = _read(result)

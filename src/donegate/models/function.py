@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import inspect
 from collections.abc import AsyncIterator, Awaitable, Callable
 
@@ -32,6 +31,8 @@ class FunctionModel:
         self.requests.append(request)
         value = self.function(request)
         if inspect.isawaitable(value):
+            import asyncio  # here: only an async function needs it, and `import donegate` not
+
             return asyncio.run(_wait(value))
         return value
 

@@ -10,7 +10,10 @@ from donegate._extras import require
 from donegate.errors import MissingExtra, UserError
 from donegate.models.base import Model
 
-__all__ = ["infer_model"]
+__all__ = ["PROVIDER_SECRET_ENV", "SCRIPT_SCHEME", "infer_model"]
+
+SCRIPT_SCHEME = "script:"
+"""The prefix of a model that plays a script file (``script:FILE``) instead of calling one."""
 
 # provider prefix -> (module, class, SDK module, client class, extra)
 _PROVIDERS: dict[str, tuple[str, str, str, str, str]] = {
@@ -39,6 +42,14 @@ _KEYS: dict[str, tuple[str, ...]] = {
     "google": _GEMINI_KEYS,
     "gemini": _GEMINI_KEYS,
 }
+PROVIDER_SECRET_ENV = frozenset(
+    {name for names in _KEYS.values() for name in names}
+    | {"AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_BEARER_TOKEN_BEDROCK"}
+    | {"MISTRAL_API_KEY", "CO_API_KEY", "COHERE_API_KEY", "AZURE_OPENAI_API_KEY"}
+)
+"""Every provider credential variable: checks and ``run_command`` never get them
+(`donegate.harness.custody.child_env`)."""
+
 # provider prefix -> the variable that switches it to keyless auth (Vertex AI: Google ADC)
 _KEYLESS = {"google": "GOOGLE_GENAI_USE_VERTEXAI", "gemini": "GOOGLE_GENAI_USE_VERTEXAI"}
 
@@ -78,11 +89,20 @@ def infer_model(model: Model | str | Any, *, model_name: str | None = None) -> M
 
     ``"openai:gpt-4.1"``, ``"anthropic:claude-sonnet-4-5"``, ``"google:gemini-2.5-flash"``
     build the official SDK client from the environment (``OPENAI_API_KEY``, ``OPENAI_BASE_URL``
-    for any compatible server, ...). An SDK client instance is wrapped as it is; pass
+    for any compatible server, ...). ``"script:FILE"`` is a fresh player of a script file
+    (`donegate.testing.player.script_model`), on every path that names a model: the library,
+    the CLI, the worker, preflight. An SDK client instance is wrapped as it is; pass
     `model_name`.
     """
     if _is_model(model):
         return model
+    if isinstance(model, str) and model.startswith(SCRIPT_SCHEME):
+        path = model.removeprefix(SCRIPT_SCHEME)
+        if not path:
+            raise UserError(f"{model!r}: a script model names its file (script:FILE)")
+        # by name, like the SDK adapters: only a script model loads the test kit
+        player = importlib.import_module("donegate.testing.player")
+        return player.script_model(path)  # type: ignore[no-any-return]
     if isinstance(model, str):
         provider, sep, name = model.partition(":")
         if not sep or not name or provider not in _PROVIDERS:

@@ -15,14 +15,10 @@ from typing import Any
 import pydantic
 
 from donegate.errors import UserError
-from donegate.harness.certificate import (
-    Certificate,
-    CertificateCheck,
-    read_certificate,
-    verify_certificate,
-)
+from donegate.harness.certificate import verify_certificate
 from donegate.harness.signing import signature_problem
 from donegate.messages import Message, ToolCall, ToolResult, Turn
+from donegate.records.certificate import Certificate, CertificateCheck, read_certificate
 from donegate.store import RunJournal
 
 __all__ = ["CertificateView", "StepView", "certificate_view", "steps_of"]

@@ -10,15 +10,17 @@ from __future__ import annotations
 import datetime as dt
 import json
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import jinja2
+from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.templating import Jinja2Templates
 
+from donegate.review import Actor, Channel, login_name
 from donegate.server.auth import LOCAL, Auth
 from donegate.store import BrowseStore
 
@@ -95,10 +97,23 @@ class Web:
     """Tokens, sessions, CSRF."""
     templates: Jinja2Templates
     """The page templates."""
+    os_user: str = field(default_factory=login_name)
+    """The server's OS user, which an approval made through it records."""
 
     def who(self, request: Request) -> str:
         """Who is acting (the guard has already refused requests without a token)."""
         return str(request.scope.get("donegate.who") or LOCAL)
+
+    def actor(self, request: Request, channel: Channel) -> Actor:
+        """The reviewer acting, for a review action; 403 when the request is not a reviewer's
+        (an ad-hoc ``--token`` may submit and retry, not approve, resolve or requeue)."""
+        if not request.scope.get("donegate.reviewer"):
+            raise HTTPException(
+                403,
+                f"{self.who(request)} is not a reviewer: approving, resolving and requeueing "
+                "need a reviewer's secret (donegate reviewers add NAME)",
+            )
+        return Actor(name=self.who(request), channel=channel, os_user=self.os_user)
 
     def render(
         self, request: Request, name: str, *, status_code: int = 200, **context: Any
@@ -114,6 +129,7 @@ class Web:
             {
                 "csrf": self.auth.csrf_token(request),
                 "who": self.who(request),
+                "reviewer": bool(request.scope.get("donegate.reviewer")),
                 "auth_required": self.auth.required,
                 "open_count": open_count,
                 **context,

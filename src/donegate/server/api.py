@@ -2,7 +2,8 @@
 
 ``POST /api/tasks`` queues a task spec (idempotent on its ``id``), ``GET /api/tasks`` and
 ``/api/tasks/{id}`` read tasks with their result, certificate, report and notifications,
-``GET /api/escalations`` and ``POST /api/escalations/{id}/resolve`` work the human queue, and
+``GET /api/escalations`` and ``POST /api/escalations/{id}/resolve|approve`` work the human
+queue (a reviewer's bearer only: `donegate.review`), and
 ``/api/openapi.json`` describes it all. Every error is one line of JSON, ``{"error", "field"}``.
 
 Auth is the UI's (the guard in `donegate.server.app` runs first): a bearer token when tokens
@@ -18,21 +19,26 @@ refused in both cases.
 from __future__ import annotations
 
 import json
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import asdict
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 from urllib.parse import urlsplit
 
 from starlette.concurrency import run_in_threadpool
+from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import BaseRoute, Route
 
+from donegate import review
 from donegate.errors import UserError
-from donegate.harness.certificate import read_certificate
 from donegate.harness.spec import TaskSpecError
+from donegate.records.certificate import read_certificate
 from donegate.server._web import Web
+from donegate.server.escalations import refused
+from donegate.server.openapi import OPENAPI, QUEUE_STATUSES, STATUSES
 from donegate.store import TaskRecord
 from donegate.worker import submit
 
@@ -43,8 +49,6 @@ __all__ = ["MAX_BODY", "OPENAPI", "routes"]
 
 MAX_BODY = 4 * 1024 * 1024
 """Bytes of a request body read at most."""
-STATUSES = ("pending", "running", "done", "awaiting_review", "escalated", "failed", "cancelled")
-QUEUE_STATUSES = ("open", "resolved", "requeued", "approved", "all")
 
 
 class ApiError(Exception):
@@ -132,11 +136,25 @@ def routes(web: Web) -> list[BaseRoute]:
         requeue = data.get("requeue", False)
         if not isinstance(requeue, bool):
             raise ApiError(422, "requeue is true or false", "requeue")
+        extra = _budget_extra(data.get("budget_extra"))
+        if extra and not requeue:
+            raise ApiError(422, "budget_extra only goes with requeue: true", "budget_extra")
         escalation_id = int(request.path_params["escalation_id"])
         entry = await run_in_threadpool(
             _resolve, web, request, escalation_id=escalation_id, note=note, requeue=requeue,
-            instructions=instructions,
+            instructions=instructions, budget_extra=extra,
         )  # fmt: skip
+        return JSONResponse(entry)
+
+    @_answers
+    async def approve(request: Request) -> Response:
+        data = await _json_body(web, request, empty_ok=True)
+        if not isinstance(data, dict):
+            raise ApiError(422, "the body is a JSON object: note", None)
+        escalation_id = int(request.path_params["escalation_id"])
+        entry = await run_in_threadpool(
+            _approve, web, request, escalation_id=escalation_id, note=_text(data, "note")
+        )
         return JSONResponse(entry)
 
     async def openapi(request: Request) -> Response:
@@ -149,6 +167,7 @@ def routes(web: Web) -> list[BaseRoute]:
         Route("/tasks/{task_id:str}", get_task, methods=["GET"]),
         Route("/escalations", list_escalations, methods=["GET"]),
         Route("/escalations/{escalation_id:int}/resolve", resolve, methods=["POST"]),
+        Route("/escalations/{escalation_id:int}/approve", approve, methods=["POST"]),
     ]
 
 
@@ -217,22 +236,63 @@ def _resolve(
     note: str | None,
     requeue: bool,
     instructions: str | None,
+    budget_extra: dict[str, float] | None = None,
 ) -> dict[str, Any]:
-    try:
-        entry = web.store.resolve(
-            escalation_id, note=note, requeue=requeue, instructions=instructions
-        )
-    except UserError as exc:
-        status = 404 if str(exc).startswith("no escalation") else 409
-        raise ApiError(status, str(exc), "id") from None
-    web.store.record_action(
-        actor=web.who(request),
-        action="requeue" if requeue else "resolve",
-        task_id=entry.task_id,
-        escalation_id=entry.id,
-        detail=instructions if requeue else note,
-    )
+    actor = _actor(web, request)
+    if instructions and not requeue:
+        raise ApiError(422, "instructions only go with requeue: true", "instructions")
+    with _refused():
+        if requeue:
+            entry = review.requeue(
+                web.store, escalation_id, actor=actor, instructions=instructions, note=note,
+                budget_extra=budget_extra,
+            )  # fmt: skip
+        else:
+            entry = review.resolve(web.store, escalation_id, actor=actor, note=note)
     return {**asdict(entry), "report": entry.report.as_data()}
+
+
+def _budget_extra(value: Any) -> dict[str, float] | None:
+    """The body's ``budget_extra`` (``{"usd": 0.5}``, ``{"tokens": 10000}`` or both): more
+    budget for a requeued task, as ``escalations resolve --requeue --budget-extra``."""
+    if value is None:
+        return None
+    if (
+        not isinstance(value, dict)
+        or not value
+        or any(k not in ("usd", "tokens") for k in value)
+        or any(isinstance(v, bool) or not isinstance(v, int | float) or v <= 0
+               for v in value.values())
+    ):  # fmt: skip
+        raise ApiError(
+            422, "budget_extra is an object of usd and/or tokens, each a positive number",
+            "budget_extra",
+        )  # fmt: skip
+    return {kind: float(amount) for kind, amount in value.items()}
+
+
+def _approve(web: Web, request: Request, *, escalation_id: int, note: str | None) -> dict[str, Any]:
+    actor = _actor(web, request)
+    with _refused():
+        approved = review.approve(web.store, escalation_id, actor=actor, note=note)
+    entry, certificate = approved.escalation, str(approved.certificate)
+    return {**asdict(entry), "report": entry.report.as_data(), "certificate": certificate}
+
+
+def _actor(web: Web, request: Request) -> review.Actor:
+    with _refused():
+        return web.actor(request, "api")
+
+
+@contextmanager
+def _refused() -> Iterator[None]:
+    """`refused`'s HTTP errors in the API's one error shape."""
+    try:
+        with refused():
+            yield
+    except HTTPException as exc:
+        field = "authorization" if exc.status_code == 403 else "id"
+        raise ApiError(exc.status_code, str(exc.detail), field) from None
 
 
 def _task_brief(record: TaskRecord) -> dict[str, Any]:
@@ -277,162 +337,3 @@ def _task_view(web: Web, record: TaskRecord) -> dict[str, Any]:
         "report": report,
         "notifications": notifications,
     }
-
-
-# -- the document --------------------------------------------------------------------------
-
-_ERROR = {
-    "type": "object",
-    "required": ["error", "field"],
-    "properties": {"error": {"type": "string"}, "field": {"type": ["string", "null"]}},
-}
-_ERRORS = {
-    str(code): {
-        "description": text,
-        "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}},
-    }
-    for code, text in (
-        (400, "a bad parameter or body"),
-        (401, "no token (a server with tokens)"),
-        (403, "a write without the bearer token, or from another site"),
-        (404, "no such task or escalation"),
-        (409, "the id was submitted with another spec, or the entry is closed"),
-        (415, "the body is not application/json"),
-        (422, "the spec is invalid; field names where"),
-    )
-}
-
-
-def _json(ref: str) -> dict[str, Any]:
-    return {"content": {"application/json": {"schema": {"$ref": f"#/components/schemas/{ref}"}}}}
-
-
-OPENAPI: dict[str, Any] = {
-    "openapi": "3.1.0",
-    "info": {
-        "title": "donegate",
-        "version": "1",
-        "description": "Tasks in from a dispatcher, outcomes out. Auth: 'Authorization: Bearer "
-        "SECRET' when the server has tokens; writes need it (or, on a tokenless loopback "
-        "server, an application/json body).",
-    },
-    "components": {
-        "securitySchemes": {"bearer": {"type": "http", "scheme": "bearer"}},
-        "schemas": {
-            "Error": _ERROR,
-            "TaskSpec": {
-                "type": "object",
-                "description": "A donegate task spec (as a task file holds it); workdir must "
-                "be absolute. notify: [{webhook: {url, headers}} | {command: [argv]}].",
-                "required": ["id", "prompt", "workdir"],
-                "properties": {
-                    "id": {"type": "string", "pattern": "^[A-Za-z0-9._-]{1,128}$"},
-                    "prompt": {"type": "string"},
-                    "workdir": {"type": "string"},
-                    "model": {"type": "string"},
-                    "checks": {"type": "array"},
-                    "notify": {"type": "array"},
-                },
-            },
-            "Notification": {
-                "type": "object",
-                "properties": {
-                    "id": {"type": "integer"},
-                    "key": {"type": "string"},
-                    "kind": {"enum": ["webhook", "command"]},
-                    "target": {"type": "string"},
-                    "state": {"enum": ["pending", "delivered", "failed"]},
-                    "attempts": {"type": "integer"},
-                    "max_attempts": {"type": "integer"},
-                    "last_error": {"type": ["string", "null"]},
-                    "delivered_at": {"type": ["number", "null"]},
-                },
-            },
-            "Task": {
-                "type": "object",
-                "properties": {
-                    "id": {"type": "string"},
-                    "status": {"enum": list(STATUSES)},
-                    "reason": {"type": ["string", "null"]},
-                    "generation": {"type": "integer"},
-                    "result": {"type": ["object", "null"]},
-                    "certificate": {"type": ["object", "null"]},
-                    "report": {"type": ["object", "null"]},
-                    "notifications": {
-                        "type": "array",
-                        "items": {"$ref": "#/components/schemas/Notification"},
-                    },
-                    "created": {"type": "boolean", "description": "POST only"},
-                },
-            },
-        },
-    },
-    "security": [{"bearer": []}, {}],
-    "paths": {
-        "/api/tasks": {
-            "post": {
-                "summary": "Queue a task (idempotent on id)",
-                "parameters": [
-                    {"name": "max_attempts", "in": "query", "schema": {"type": "integer"}}
-                ],
-                "requestBody": {"required": True, **_json("TaskSpec")},
-                "responses": {
-                    "201": {"description": "queued", **_json("Task")},
-                    "200": {"description": "already queued with this spec", **_json("Task")},
-                    **_ERRORS,
-                },
-            },
-            "get": {
-                "summary": "Tasks, newest first",
-                "parameters": [
-                    {"name": "status", "in": "query", "schema": {"enum": list(STATUSES)}},
-                    {"name": "limit", "in": "query", "schema": {"type": "integer"}},
-                ],
-                "responses": {"200": {"description": "{tasks: [...]}"}, **_ERRORS},
-            },
-        },
-        "/api/tasks/{id}": {
-            "get": {
-                "summary": "One task: status, result, certificate, report, notifications",
-                "parameters": [
-                    {"name": "id", "in": "path", "required": True, "schema": {"type": "string"}}
-                ],
-                "responses": {"200": {"description": "the task", **_json("Task")}, **_ERRORS},
-            }
-        },
-        "/api/escalations": {
-            "get": {
-                "summary": "The human queue, oldest first",
-                "parameters": [
-                    {"name": "status", "in": "query", "schema": {"enum": list(QUEUE_STATUSES)}},
-                    {"name": "after", "in": "query", "schema": {"type": "integer"}},
-                    {"name": "limit", "in": "query", "schema": {"type": "integer"}},
-                ],
-                "responses": {"200": {"description": "{escalations: [...]}"}, **_ERRORS},
-            }
-        },
-        "/api/escalations/{id}/resolve": {
-            "post": {
-                "summary": "Resolve an entry, or requeue its task with instructions",
-                "parameters": [
-                    {"name": "id", "in": "path", "required": True, "schema": {"type": "integer"}}
-                ],
-                "requestBody": {
-                    "content": {
-                        "application/json": {
-                            "schema": {
-                                "type": "object",
-                                "properties": {
-                                    "note": {"type": "string"},
-                                    "requeue": {"type": "boolean"},
-                                    "instructions": {"type": "string"},
-                                },
-                            }
-                        }
-                    }
-                },
-                "responses": {"200": {"description": "the entry"}, **_ERRORS},
-            }
-        },
-    },
-}

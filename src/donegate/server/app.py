@@ -13,6 +13,7 @@ from collections.abc import Callable, Sequence
 from urllib.parse import quote
 
 from starlette.applications import Starlette
+from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import JSONResponse, RedirectResponse, Response
@@ -53,7 +54,7 @@ def create_app(
     sets a cookie). `loopback_only` (default: when there is no token) refuses requests whose
     ``Host`` is not a loopback name.
     """
-    auth = Auth(_tokens(token))
+    auth = Auth(_tokens(token), reviewers=store)
     web = Web(store=store, auth=auth, templates=templates())
     routes: list[BaseRoute] = [
         *_core_routes(web),
@@ -81,6 +82,13 @@ def _tokens(token: str | Sequence[str] | Sequence[Token] | None) -> list[Token]:
     if all(isinstance(t, Token) for t in token):
         return [t for t in token if isinstance(t, Token)]
     return parse_tokens([t for t in token if isinstance(t, str)])
+
+
+READ_ONLY = (
+    "this server is read-only: add a reviewer (donegate reviewers add NAME) or start it with "
+    "--token NAME:SECRET (or --token auto) to write"
+)
+_READS = frozenset({"GET", "HEAD", "OPTIONS"})
 
 
 class _Guard:
@@ -111,7 +119,17 @@ class _Guard:
             await response(scope, receive, with_headers)
             return
         path = scope["path"]
-        who = self.auth.who(request)
+        required = await run_in_threadpool(lambda: self.auth.required)  # reads the store
+        if not required and request.method not in _READS:
+            # A tokenless server is read-only, loopback included: any local user could
+            # otherwise submit a `run:` check for the worker to run as its own user.
+            if path.startswith("/api/"):
+                response = api.error_response(403, READ_ONLY, "authorization")
+            else:
+                response = Response(READ_ONLY + "\n", status_code=403, media_type="text/plain")
+            await response(scope, receive, with_headers)
+            return
+        who = await run_in_threadpool(self.auth.who, request)  # a first bearer pays the KDF
         if who is None and not any(path == p or path.startswith(p) for p in _PUBLIC if p):
             if path.startswith("/api/"):  # a client, not a browser: no login redirect
                 response = api.error_response(401, "a token is required", "authorization")
@@ -124,7 +142,8 @@ class _Guard:
                 )
             await response(scope, receive, with_headers)
             return
-        scope["donegate.who"] = who
+        scope["donegate.who"] = who.name if who is not None else None
+        scope["donegate.reviewer"] = who is not None and who.reviewer
         await self.app(scope, receive, with_headers)
 
 
@@ -158,7 +177,7 @@ def _core_routes(web: Web) -> list[BaseRoute]:
     async def login(request: Request) -> Response:
         form = await web.auth.form(request)
         secret = form.get("token")
-        token = web.auth.match(secret) if isinstance(secret, str) else None
+        token = await run_in_threadpool(web.auth.match, secret) if isinstance(secret, str) else None
         target = _safe_next(form.get("next"))
         if token is None:
             return web.render(

@@ -1,12 +1,15 @@
 """Who may use the review UI, and proof that a form was posted from it.
 
-Tokens: ``NAME:SECRET`` (a bare ``SECRET`` is named ``operator``); the name is who the store
-records for every action taken with it. With tokens configured every request but ``/healthz``,
-``/login`` and ``/static`` carries one: an ``Authorization: Bearer SECRET`` header, or the
-session cookie the login form sets (``NAME.ISSUED.HMAC``, signed with a key made when the app
-starts, so a restart signs everyone out). Without tokens (loopback only) everyone is ``local``,
-and requests must name a loopback host, so a web page whose domain rebinds to 127.0.0.1 is turned
-away rather than served.
+Who may act: the store's reviewers (``donegate reviewers add``; their secret is the login and
+the bearer, and only they approve, resolve and requeue), and ad-hoc ``--token NAME:SECRET``
+tokens (a bare ``SECRET`` is named ``operator``), which may submit and retry tasks but not review.
+The name is who the store records for every action taken with it. With either configured every
+request but ``/healthz``, ``/login`` and ``/static`` carries one: an ``Authorization: Bearer
+SECRET`` header, or the session cookie the login form sets (``NAME.ISSUED.HMAC``, signed with a
+key made when the app starts, so a restart signs everyone out, and bound to the reviewer's
+stored hash or the token, so removing a reviewer signs them out). With neither (loopback only,
+read-only) everyone is ``local``, and requests must name a loopback host, so a web page whose
+domain rebinds to 127.0.0.1 is turned away rather than served.
 
 CSRF: every response that renders a form carries a random ``donegate_csrf`` cookie; the form's
 hidden ``csrf`` field is the HMAC of that cookie under the app's key. A POST passes when the field
@@ -29,13 +32,16 @@ from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import Response
 
-from donegate.errors import UserError
+from donegate.errors import NotAReviewer, UserError
+from donegate.review.reviewers import authenticate
+from donegate.store import Reviewer, Reviewers
 
 __all__ = [
     "CSRF_COOKIE",
     "LOCAL",
     "SESSION_COOKIE",
     "Auth",
+    "Principal",
     "Token",
     "is_loopback",
     "loopback_host",
@@ -102,58 +108,118 @@ def _mac(key: bytes, *parts: str) -> str:
     return hmac.new(key, "\0".join(parts).encode(), hashlib.sha256).hexdigest()
 
 
-class Auth:
-    """The app's tokens, its signing key, and the checks every request goes through."""
+@dataclass(frozen=True, kw_only=True, slots=True)
+class Principal:
+    """Who a request is: a reviewer of the store, or an ad-hoc ``--token``'s name."""
 
-    def __init__(self, tokens: Sequence[Token]) -> None:
+    name: str
+    """Recorded as who acted."""
+    reviewer: bool
+    """True for a reviewer (``donegate reviewers add``): only they approve, resolve, requeue."""
+
+
+_CACHE_MAX = 256
+
+
+class Auth:
+    """The app's tokens and reviewers, its signing key, and the checks every request goes
+    through.
+
+    A reviewer's secret is checked with the KDF once; the verdict is then remembered by the
+    secret's SHA-256 together with the stored hash it matched, so a bearer does not pay the KDF
+    on every request, and removing (or re-adding) the reviewer ends it at once.
+    """
+
+    def __init__(self, tokens: Sequence[Token], reviewers: Reviewers | None = None) -> None:
         self.tokens = {t.name: t for t in tokens}
+        self.reviewers = reviewers
         self._key = secrets.token_bytes(32)
+        self._proven: dict[str, tuple[str, str]] = {}
 
     @property
     def required(self) -> bool:
-        """True when requests must carry a token."""
-        return bool(self.tokens)
+        """True when requests must carry a token: ``--token`` was given, or the store has
+        reviewers."""
+        return bool(self.tokens) or (
+            self.reviewers is not None and bool(self.reviewers.reviewers())
+        )
 
     # -- who is asking -------------------------------------------------------------------------
 
-    def who(self, request: Request) -> str | None:
-        """The token name the request carries, `LOCAL` without tokens; None when it has none."""
-        if not self.tokens:
-            return LOCAL
+    def who(self, request: Request) -> Principal | None:
+        """Who the request is (`LOCAL` when nothing is required); None when it carries nothing
+        valid."""
+        if not self.required:
+            return Principal(name=LOCAL, reviewer=False)
         header = request.headers.get("authorization", "")
         if header.lower().startswith("bearer "):
-            token = self.match(header[7:].strip())
-            return token.name if token is not None else None
-        return self._session_name(request.cookies.get(SESSION_COOKIE, ""))
+            return self.match(header[7:].strip())
+        return self._session_principal(request.cookies.get(SESSION_COOKIE, ""))
 
-    def match(self, secret: str) -> Token | None:
-        """The token with this secret (compared in constant time), or None."""
+    def match(self, secret: str) -> Principal | None:
+        """The reviewer or token with this secret (compared in constant time), or None."""
+        reviewer = self._reviewer(secret)
+        if reviewer is not None:
+            return Principal(name=reviewer.name, reviewer=True)
         found = None
         for token in self.tokens.values():
             if hmac.compare_digest(token.secret.encode(), secret.encode()):
-                found = token
+                found = Principal(name=token.name, reviewer=False)
         return found
 
-    def session(self, token: Token) -> str:
-        """A session cookie value for `token`."""
+    def _reviewer(self, secret: str) -> Reviewer | None:
+        if self.reviewers is None or not secret.startswith("dgr."):
+            return None
+        key = hashlib.sha256(secret.encode()).hexdigest()
+        seen = self._proven.get(key)
+        if seen is not None:
+            current = self.reviewers.reviewer(seen[0])
+            if current is not None and current.secret_hash == seen[1]:
+                return current
+            del self._proven[key]
+        try:
+            reviewer = authenticate(self.reviewers, secret)
+        except NotAReviewer:
+            return None
+        if len(self._proven) >= _CACHE_MAX:
+            self._proven.clear()
+        self._proven[key] = (reviewer.name, reviewer.secret_hash)
+        return reviewer
+
+    def session(self, principal: Principal) -> str:
+        """A session cookie value for `principal`."""
         issued = str(int(time.time()))
-        return f"{token.name}.{issued}.{self._session_mac(token, issued)}"
+        fingerprint = self._fingerprint(principal)
+        assert fingerprint is not None, "a session is only made for a principal just matched"
+        return f"{principal.name}.{issued}.{self._session_mac(principal, issued, fingerprint)}"
 
-    def _session_mac(self, token: Token, issued: str) -> str:
-        fingerprint = hashlib.sha256(token.secret.encode()).hexdigest()
-        return _mac(self._key, "session", token.name, issued, fingerprint)
+    def _fingerprint(self, principal: Principal) -> str | None:
+        """What a session is bound to: the reviewer's stored hash, or the token's secret."""
+        if principal.reviewer:
+            found = self.reviewers.reviewer(principal.name) if self.reviewers else None
+            return found.secret_hash if found is not None else None
+        token = self.tokens.get(principal.name)
+        return hashlib.sha256(token.secret.encode()).hexdigest() if token is not None else None
 
-    def _session_name(self, value: str) -> str | None:
+    def _session_mac(self, principal: Principal, issued: str, fingerprint: str) -> str:
+        kind = "reviewer" if principal.reviewer else "token"
+        return _mac(self._key, "session", kind, principal.name, issued, fingerprint)
+
+    def _session_principal(self, value: str) -> Principal | None:
         name, _, rest = value.partition(".")
         issued, _, mac = rest.partition(".")
-        token = self.tokens.get(name)
-        if token is None or not issued.isdigit() or not mac:
+        if not name or not issued.isdigit() or not mac:
             return None
         if time.time() - int(issued) > SESSION_S:
             return None
-        if not hmac.compare_digest(mac.encode(), self._session_mac(token, issued).encode()):
-            return None
-        return name
+        for principal in (Principal(name=name, reviewer=r) for r in (True, False)):
+            fingerprint = self._fingerprint(principal)
+            if fingerprint is None:
+                continue
+            expected = self._session_mac(principal, issued, fingerprint)
+            if hmac.compare_digest(mac.encode(), expected.encode()):
+                return principal
+        return None
 
     # -- CSRF ----------------------------------------------------------------------------------
 

@@ -1,15 +1,14 @@
 """The human queue: the list (oldest first), one entry's report, and Resolve / Requeue.
 
-The actions are the store's own `resolve` (what ``donegate escalations resolve [--requeue
---instructions]`` calls), followed by `record_action` with who and when. A review (a
-``closure: human`` task whose claim passed every gate) can also be approved, as ``donegate
-escalations approve`` does; resolving a review rejects it.
+The actions are `donegate.review`'s, the same ``donegate escalations resolve|approve`` call,
+taken by the signed-in reviewer (an ad-hoc ``--token`` gets 403). A review (a ``closure:
+human`` task whose claim passed every gate) can also be approved; resolving a review rejects it.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from pathlib import Path
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from typing import Any
 
 from starlette.concurrency import run_in_threadpool
@@ -19,12 +18,12 @@ from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 from starlette.routing import BaseRoute, Route
 
-from donegate.errors import UserError
-from donegate.harness.certificate import approve_certificate
-from donegate.harness.escalation import EscalationReport
+from donegate import review
+from donegate.errors import NotAReviewer, UserError
+from donegate.records.report import EscalationReport
 from donegate.server._web import Web
 
-__all__ = ["MAX_TEXT", "form_text", "report_view", "routes"]
+__all__ = ["MAX_TEXT", "form_text", "refused", "report_view", "routes"]
 
 PAGE = 50
 """Queue entries per page."""
@@ -40,6 +39,23 @@ def form_text(form: FormData, name: str, label: str) -> str | None:
     if len(value) > MAX_TEXT:
         raise HTTPException(400, f"{label}: at most {MAX_TEXT} characters, got {len(value)}")
     return value.strip()
+
+
+def budget_extra_field(text: str | None) -> dict[str, float] | None:
+    """The requeue form's "More budget" (``usd=0.50``, ``tokens=10000``, or both separated by
+    a space or comma), read as ``--budget-extra`` reads it; 400 naming what was wrong."""
+    if text is None:
+        return None
+    from donegate.spend import parse_extra
+
+    extra: dict[str, float] = {}
+    try:
+        for item in text.replace(",", " ").split():
+            kind, amount = parse_extra(item)
+            extra[kind] = extra.get(kind, 0.0) + amount
+    except UserError as exc:
+        raise HTTPException(400, f"More budget: {exc}") from None
+    return extra
 
 
 def report_view(report: EscalationReport) -> dict[str, Any]:
@@ -132,9 +148,10 @@ def routes(web: Web) -> list[BaseRoute]:
         escalation_id = int(request.path_params["escalation_id"])
         instructions = form_text(form, "instructions", "Instructions")
         note = form_text(form, "note", "Note")
+        extra = budget_extra_field(form_text(form, "budget_extra", "More budget"))
         task_id = await run_in_threadpool(
             _act, web, request, escalation_id=escalation_id, note=note,
-            instructions=instructions, requeue=True,
+            instructions=instructions, requeue=True, budget_extra=extra,
         )  # fmt: skip
         return RedirectResponse(f"/tasks/{_quoted(task_id)}", status_code=303)
 
@@ -170,49 +187,38 @@ def _act(
     note: str | None,
     instructions: str | None,
     requeue: bool,
+    budget_extra: dict[str, float] | None = None,
 ) -> str:
-    """Resolve or requeue, then record who did it; the escalation id (resolve) or task id."""
-    try:
-        entry = web.store.resolve(
-            escalation_id, note=note, requeue=requeue, instructions=instructions
-        )
-    except UserError as exc:
-        status = 404 if str(exc).startswith("no escalation") else 409
-        raise HTTPException(status, str(exc)) from None
-    web.store.record_action(
-        actor=web.who(request),
-        action="requeue" if requeue else "resolve",
-        task_id=entry.task_id,
-        escalation_id=entry.id,
-        detail=instructions if requeue else note,
-    )
+    """Resolve or requeue as the reviewer acting; the escalation id (resolve) or task id."""
+    actor = web.actor(request, "ui")
+    with refused():
+        if requeue:
+            entry = review.requeue(
+                web.store, escalation_id, actor=actor, instructions=instructions, note=note,
+                budget_extra=budget_extra,
+            )  # fmt: skip
+        else:
+            entry = review.resolve(web.store, escalation_id, actor=actor, note=note)
     return entry.task_id if requeue else str(entry.id)
 
 
 def _approve(web: Web, request: Request, *, escalation_id: int, note: str | None) -> str:
-    """Approve a review as ``donegate escalations approve ID`` does: a new signed certificate,
-    ``done``, with who and when; the queue entry closed. The task id."""
-    who = web.who(request)
-    entry = web.store.escalation(escalation_id)
-    if entry is None:
-        raise HTTPException(404, f"no escalation {escalation_id}")
+    """Approve a review as ``donegate escalations approve ID`` does (`donegate.review.approve`):
+    a new signed certificate naming the reviewer and the ``ui`` channel; the task id."""
+    actor = web.actor(request, "ui")
+    with refused():
+        approved = review.approve(web.store, escalation_id, actor=actor, note=note)
+    return approved.escalation.task_id
+
+
+@contextmanager
+def refused() -> Iterator[None]:
+    """A review action's refusal as an HTTP error: 403 not a reviewer, 404 no such entry,
+    409 not open (or not a review)."""
     try:
-        if entry.kind != "review":
-            raise UserError(f"escalation {entry.id} is not a review: resolve or requeue it")
-        if entry.status != "open":
-            raise UserError(f"review {entry.id} is already {entry.status}")
-        pending = entry.report.review.certificate if entry.report.review is not None else ""
-        if not pending:
-            raise UserError(f"review {entry.id}: its report names no certificate to approve")
-        path = approve_certificate(pending, by=who, note=note)
-        try:
-            web.store.approve(entry.id, by=who, note=note, certificate=str(path))
-        except BaseException:
-            Path(path).unlink(missing_ok=True)  # the queue did not take it: no stray "done"
-            raise
+        yield
+    except NotAReviewer as exc:
+        raise HTTPException(403, str(exc)) from None
     except UserError as exc:
-        raise HTTPException(409, str(exc)) from None
-    web.store.record_action(
-        actor=who, action="approve", task_id=entry.task_id, escalation_id=entry.id, detail=note
-    )
-    return entry.task_id
+        status = 404 if str(exc).startswith("no escalation") else 409
+        raise HTTPException(status, str(exc)) from None

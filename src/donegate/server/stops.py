@@ -18,7 +18,7 @@ from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
 
 from donegate.errors import UserError
-from donegate.results import TASK_OUTCOMES
+from donegate.records.status import TASK_OUTCOMES
 from donegate.server._web import Web, duration, fmt_time
 from donegate.store import StopRow
 from donegate.telemetry.stats import SIGNALS, breakdown, parse_since

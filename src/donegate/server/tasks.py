@@ -16,6 +16,7 @@ from starlette.routing import BaseRoute, Route
 
 from donegate.errors import UserError
 from donegate.messages import Turn
+from donegate.results import Spend
 from donegate.server._views import certificate_view, checks_of, spec_prompt, steps_of
 from donegate.server._web import Web
 from donegate.server.escalations import form_text
@@ -119,6 +120,8 @@ def routes(web: Web) -> list[BaseRoute]:
             if certificate is not None and certificate.body is not None
             else [],
             escalation_ids=escalation_ids,
+            spend=Spend.from_data(result.get("spend")),
+            budget=task.spec.get("budget") or {},
             open_entry=open_entry,
             history=web.store.actions(task_id=task_id),
             notifications=_notifications(web, task_id),

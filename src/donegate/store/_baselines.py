@@ -4,7 +4,9 @@ The harness digests the task's protected files before the agent starts and fails
 they change. A run resumed on another worker (its lease lost: the worker died, or the agent,
 which runs as the same user, killed it) must not take that manifest again from a workdir the
 agent may already have changed: the first manifest stored wins, and every run reads it. The
-write is fenced like the journal's, so only the lease holder keeps one.
+write is fenced like the journal's, so only the lease holder keeps one. A task's first run
+(nothing can be stored yet) hands its manifest to its first journal write instead
+(`JournalWrite.baseline`): no commit of its own.
 """
 
 from __future__ import annotations
@@ -12,12 +14,9 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-import sqlalchemy as sa
-
 from donegate.codec import dumps, loads
 from donegate.store._db import Database, patient
-from donegate.store._journal import fence
-from donegate.store._schema import baselines
+from donegate.store._journal import fence, keep_baseline
 from donegate.store.base import Lease
 
 __all__ = ["BaselineMixin"]
@@ -35,15 +34,7 @@ class BaselineMixin:
         now = self.clock()
         with self._db.write() as conn:
             fence(conn, lease, now)
-            row = conn.execute(
-                sa.select(baselines.c.manifest).where(baselines.c.task_id == lease.task_id)
-            ).first()
-            if row is not None:
-                kept: dict[str, Any] = loads(row.manifest)
-                return kept
-            conn.execute(
-                sa.insert(baselines).values(
-                    task_id=lease.task_id, manifest=dumps(dict(manifest)), taken_at=now
-                )
+            kept: dict[str, Any] = loads(
+                keep_baseline(conn, lease.task_id, dumps(dict(manifest)), now)
             )
-        return dict(manifest)
+        return kept

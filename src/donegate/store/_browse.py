@@ -17,15 +17,15 @@ import sqlalchemy as sa
 from donegate.codec import loads, message_from_json, turn_from_json
 from donegate.messages import Message, Turn
 from donegate.store._db import Database
+from donegate.store._rows import STOP_COLUMNS, run_record, stop_rows
 from donegate.store._schema import actions, escalations, events, tasks
 from donegate.store._schema import messages as messages_t
 from donegate.store._schema import runs as runs_t
 from donegate.store._schema import turns as turns_t
 from donegate.store.base import (
-    Action,
     QueueRow,
+    ReviewAction,
     RunJournal,
-    RunRecord,
     StopRow,
     TaskPage,
     TaskRecord,
@@ -52,39 +52,8 @@ def _task(row: Any) -> TaskRecord:
     return _record(row)
 
 
-def _run(row: Any) -> RunRecord:
-    return RunRecord(
-        id=row.id,
-        task_id=row.task_id,
-        attempt=row.attempt,
-        worker_id=row.worker_id,
-        started_at=row.started_at,
-        ended_at=row.ended_at,
-        status=row.status,
-        reason=row.reason,
-        model_calls=row.model_calls,
-        replayed_calls=row.replayed_calls,
-        continuations=row.continuations,
-    )
-
-
-_STOP_COLUMNS = sa.select(
-    events.c.task_id,
-    events.c.task_type,
-    events.c.status,
-    events.c.ending,
-    events.c.loop_status,
-    events.c.open_items,
-    events.c.turns,
-    events.c.replayed_turns,
-    events.c.continuations,
-    events.c.duration_s,
-    events.c.at,
-)
-
-
-def _action(r: Any) -> Action:
-    return Action(
+def _action(r: Any) -> ReviewAction:
+    return ReviewAction(
         id=r.id,
         at=r.at,
         actor=r.actor,
@@ -229,7 +198,7 @@ class BrowseMixin:
             )
         return [
             RunJournal(
-                run=_run(r),
+                run=run_record(r),
                 generation=r.generation,
                 ending=r.ending,
                 turns=turns_by_run.get(r.id, {}),
@@ -239,31 +208,12 @@ class BrowseMixin:
         ]
 
     def stop_rows_of(self, *, since: float, task_type: str | None = None) -> list[StopRow]:
-        query = _STOP_COLUMNS.where(events.c.at >= since).order_by(events.c.at)
+        query = STOP_COLUMNS.where(events.c.at >= since).order_by(events.c.at)
         if task_type is not None:
             query = query.where(events.c.task_type == task_type)
         with self._db.read() as conn:
             rows = conn.execute(query).all()
-        # a page can read tens of thousands of these: plain tuples, no per-row attribute lookup
-        return [
-            StopRow(
-                task_id=task_id,
-                task_type=kind,
-                status=status,
-                ending=ending,
-                loop_status=loop_status,
-                open_items=open_items,
-                turns=turns,
-                replayed_turns=replayed,
-                continuations=continuations,
-                duration_s=duration_s,
-                at=at,
-            )
-            for (
-                task_id, kind, status, ending, loop_status, open_items, turns, replayed,
-                continuations, duration_s, at,
-            ) in rows
-        ]  # fmt: skip
+        return stop_rows(rows)
 
     def stop_types(self) -> list[str]:
         query = sa.select(events.c.task_type).where(events.c.task_type.is_not(None)).distinct()
@@ -278,7 +228,7 @@ class BrowseMixin:
         task_id: str,
         escalation_id: int | None = None,
         detail: str | None = None,
-    ) -> Action:
+    ) -> ReviewAction:
         now = self.clock()
         with self._db.write() as conn:
             inserted = conn.execute(
@@ -293,7 +243,7 @@ class BrowseMixin:
             )
             key = inserted.inserted_primary_key
         assert key is not None
-        return Action(
+        return ReviewAction(
             id=int(key[0]),
             at=now,
             actor=actor,
@@ -303,7 +253,7 @@ class BrowseMixin:
             detail=detail,
         )
 
-    def actions(self, *, task_id: str, limit: int = 50) -> list[Action]:
+    def actions(self, *, task_id: str, limit: int = 50) -> list[ReviewAction]:
         query = (
             sa.select(actions)
             .where(actions.c.task_id == task_id)

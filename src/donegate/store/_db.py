@@ -37,8 +37,9 @@ import sqlalchemy as sa
 from sqlalchemy import event, exc
 from sqlalchemy.engine import Connection, Engine, make_url
 
-from donegate.config import data_dir
+from donegate.config import data_path
 from donegate.errors import DiskFull, StoreError, StoreGone, StoreUnavailable, UserError
+from donegate.sandbox import own
 from donegate.store._writelock import WriteLock
 
 __all__ = ["Database", "default_url", "patient", "resolve_url"]
@@ -51,8 +52,7 @@ _MIGRATION_LOCK = 0x646F6E65  # "done": the PostgreSQL advisory lock held while 
 
 def default_url() -> str:
     """``sqlite:///$DONEGATE_HOME/donegate.db`` (``DONEGATE_HOME`` defaults to ``~/.donegate``)."""
-    home = data_dir()
-    return f"sqlite:///{home / 'donegate.db'}"
+    return f"sqlite:///{data_path('db')}"
 
 
 def resolve_url(db: str | os.PathLike[str] | None = None) -> str:
@@ -130,16 +130,19 @@ class Database:
         path = os.path.abspath(database)
         st = os.stat(path)
         self._file, self._identity = path, (st.st_dev, st.st_ino)
+        own(path)  # never opened again by this process's room copy or file walks
         if self._file_lock is None:
             self._file_lock = WriteLock(path)
 
     @contextmanager
-    def write(self) -> Iterator[Connection]:
+    def write(self, *, foreign_keys: bool = True) -> Iterator[Connection]:
         """A write transaction (``BEGIN IMMEDIATE`` on SQLite); commits on exit.
 
         SQLite's writes are serialized by the write lock, so they share one connection kept
         out of the pool (`_writer`): a write costs no checkout, check-in and reset. It is
-        dropped after any driver error (the next write opens a fresh one).
+        dropped after any driver error (the next write opens a fresh one). ``foreign_keys=False``
+        turns SQLite's foreign keys off for the transaction (a migration that rebuilds a parent
+        table needs it; SQLite reads the pragma only outside a transaction), on again after.
         """
         lock = self._write_lock
         if lock is None:
@@ -154,11 +157,15 @@ class Database:
                 self._writer = writer
             try:
                 writer.info["immediate"] = True
+                if not foreign_keys:
+                    _pragma(writer, "foreign_keys=OFF")
                 try:
                     with writer.begin():
                         yield writer
                 finally:
                     writer.info["immediate"] = False
+                    if not foreign_keys:
+                        _pragma(writer, "foreign_keys=ON")
             except exc.DBAPIError as e:
                 self._drop_writer()
                 error = self._translate(e)
@@ -296,11 +303,19 @@ class Database:
         config = Config()
         config.set_main_option("script_location", MIGRATIONS)
         try:
-            with self.write() as conn:
+            # SQLite rebuilds tables (batch mode) with foreign keys off, checked before commit
+            with self.write(foreign_keys=False) as conn:
                 if self.dialect == "postgresql":
                     conn.execute(sa.text(f"SELECT pg_advisory_xact_lock({_MIGRATION_LOCK})"))
                 config.attributes["connection"] = conn
                 command.upgrade(config, "head")
+                if self.dialect == "sqlite" and (
+                    bad := conn.exec_driver_sql("PRAGMA foreign_key_check").first()
+                ):
+                    raise UserError(
+                        f"cannot migrate the store {self.url}: a row of {bad[0]} refers to a "
+                        f"missing row of {bad[2]}"
+                    )
         except StoreUnavailable as e:
             text = str(e)
             if not text.startswith("cannot reach"):
@@ -443,6 +458,11 @@ def _ping_if_idle(dbapi_conn: Any, record: Any, _proxy: Any) -> None:
     finally:
         if not dbapi_conn.closed:
             dbapi_conn.autocommit = before
+
+
+def _pragma(conn: Connection, pragma: str) -> None:
+    """Set a SQLite pragma on the driver's cursor, outside any transaction."""
+    conn.connection.cursor().execute(f"PRAGMA {pragma}").close()
 
 
 def _sqlite_connect(dbapi_conn: Any, _record: Any) -> None:

@@ -20,6 +20,7 @@ from sqlalchemy.engine import Connection
 
 from donegate.codec import call_from_json, dumps, loads, part_to_json, result_from_json
 from donegate.messages import ToolCall, ToolResult
+from donegate.records.status import EffectStatus
 from donegate.store._db import Database, patient
 from donegate.store._hot import HotWrite
 from donegate.store._journal import encode_rows, fence, insert_rows
@@ -158,7 +159,7 @@ def _held(row: Any) -> HeldEffect:
     """What a held key's row says."""
     return HeldEffect(
         call=call_from_json(loads(row.call)),
-        state="done" if row.state == "done" else "begun",
+        state=EffectStatus(row.state),
         result=None if row.result is None else result_from_json(loads(row.result)),
         epoch=row.epoch,
     )

@@ -9,7 +9,7 @@ on these rows, is `donegate.store._effects`.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Unpack
 
@@ -28,23 +28,19 @@ from donegate.codec import (
     turn_to_json,
 )
 from donegate.messages import Message, Turn
+from donegate.records.status import TaskStatus
+from donegate.results import ToolCallRecord
 from donegate.store._db import Database, patient
 from donegate.store._hot import HotWrite
 from donegate.store._outbox import write_notices
-from donegate.store._schema import checklists, escalations, events
+from donegate.store._rows import run_record
+from donegate.store._schema import baselines, checklists, escalations, events
 from donegate.store._schema import evidence as evidence_t
 from donegate.store._schema import messages as messages_t
 from donegate.store._schema import runs as runs_t
 from donegate.store._schema import tasks as tasks_t
 from donegate.store._schema import turns as turns_t
-from donegate.store.base import (
-    Evidence,
-    JournalWrite,
-    Lease,
-    LeaseLost,
-    Outcome,
-    RunRecord,
-)
+from donegate.store.base import JournalWrite, Lease, LeaseLost, RunOutcome, RunRecord
 
 __all__ = ["JournalMixin", "encode_rows", "fence", "insert_rows", "put_checklist", "stop_row"]
 
@@ -105,6 +101,18 @@ def fence(conn: Connection, lease: Lease, now: float) -> None:
         raise LeaseLost(lease.task_id, lease.epoch)
 
 
+def keep_baseline(conn: Connection, task_id: str, manifest: str, now: float) -> str:
+    """Store `manifest` (JSON) as the task's protected-file baseline unless one is stored;
+    the stored one (the first wins)."""
+    kept = conn.execute(
+        sa.select(baselines.c.manifest).where(baselines.c.task_id == task_id)
+    ).scalar()
+    if kept is not None:
+        return str(kept)
+    conn.execute(sa.insert(baselines).values(task_id=task_id, manifest=manifest, taken_at=now))
+    return manifest
+
+
 def put_checklist(
     conn: Connection, task_id: str, items: Sequence[tuple[str, str, str]], now: float
 ) -> None:
@@ -128,7 +136,7 @@ def stop_row(
     task_id: str,
     run_id: int | None,
     task_type: str | None,
-    outcome: Outcome,
+    outcome: RunOutcome,
     now: float,
 ) -> None:
     """Insert the stop-reason telemetry row of one run."""
@@ -150,8 +158,16 @@ def stop_row(
             "output_tokens": outcome.output_tokens,
             "duration_s": outcome.duration_s,
             "at": now,
+            "spend_usd": _charged_usd(outcome),
         },
     )
+
+
+def _charged_usd(outcome: RunOutcome) -> float:
+    """What the run's own model calls cost (its summary's ``charged``), 0 when unpriced."""
+    charged = outcome.summary.get("charged")
+    usd = charged.get("usd") if isinstance(charged, Mapping) else None
+    return float(usd) if isinstance(usd, int | float) else 0.0
 
 
 @dataclass(slots=True)
@@ -163,6 +179,7 @@ class _Rows:
     evidence: list[dict[str, Any]]
     checklist: Sequence[tuple[str, str, str]]
     seq: int | None
+    baseline: str | None = None
 
 
 def encode_rows(lease: Lease, now: float, rows: JournalWrite) -> _Rows:
@@ -206,6 +223,7 @@ def encode_rows(lease: Lease, now: float, rows: JournalWrite) -> _Rows:
         ],
         checklist=rows.get("checklist", ()),
         seq=rows.get("seq"),
+        baseline=dumps(dict(rows["baseline"])) if "baseline" in rows else None,
     )
 
 
@@ -224,6 +242,8 @@ def insert_rows(conn: Connection, lease: Lease, rows: _Rows, now: float) -> None
     if rows.evidence:
         _ADD_EVIDENCE(conn, rows.evidence)
     put_checklist(conn, lease.task_id, rows.checklist, now)
+    if rows.baseline is not None:
+        keep_baseline(conn, lease.task_id, rows.baseline, now)
 
 
 class JournalMixin:
@@ -246,7 +266,7 @@ class JournalMixin:
         lease: Lease,
         step: int,
         messages: Sequence[Message],
-        evidence: Sequence[Evidence] = (),
+        evidence: Sequence[ToolCallRecord] = (),
         checklist: Sequence[tuple[str, str, str]] = (),
     ) -> None:
         self.journal(
@@ -284,25 +304,10 @@ class JournalMixin:
             rows = conn.execute(
                 sa.select(runs_t).where(runs_t.c.task_id == task_id).order_by(runs_t.c.id)
             ).all()
-        return [
-            RunRecord(
-                id=r.id,
-                task_id=r.task_id,
-                attempt=r.attempt,
-                worker_id=r.worker_id,
-                started_at=r.started_at,
-                ended_at=r.ended_at,
-                status=r.status,
-                reason=r.reason,
-                model_calls=r.model_calls,
-                replayed_calls=r.replayed_calls,
-                continuations=r.continuations,
-            )
-            for r in rows
-        ]
+        return [run_record(r) for r in rows]
 
     @patient
-    def evidence(self, task_id: str) -> list[Evidence]:
+    def evidence(self, task_id: str) -> list[ToolCallRecord]:
         with self._db.read() as conn:
             rows = conn.execute(
                 sa.select(evidence_t)
@@ -310,7 +315,7 @@ class JournalMixin:
                 .order_by(evidence_t.c.id)
             ).all()
         return [
-            Evidence(
+            ToolCallRecord(
                 step=r.step,
                 call=call_from_json(loads(r.call)),
                 result=result_from_json(loads(r.result)),
@@ -334,7 +339,7 @@ class JournalMixin:
     # -- the end of a run ----------------------------------------------------------------------
 
     @patient
-    def finish(self, lease: Lease, outcome: Outcome, **rows: Unpack[JournalWrite]) -> None:
+    def finish(self, lease: Lease, outcome: RunOutcome, **rows: Unpack[JournalWrite]) -> None:
         now = self.clock()
         task_type = lease.spec.get("type")
         encoded = encode_rows(lease, now, rows)
@@ -371,7 +376,9 @@ class JournalMixin:
                     sa.insert(escalations).values(
                         task_id=lease.task_id,
                         run_id=lease.run_id,
-                        kind="review" if outcome.status == "awaiting_review" else "escalation",
+                        kind="review"
+                        if outcome.status == TaskStatus.AWAITING_REVIEW
+                        else "escalation",
                         status="open",
                         reason=outcome.reason or "escalated",
                         report=dumps(outcome.report.as_data() if outcome.report else {}),
@@ -390,7 +397,7 @@ class JournalMixin:
             write_notices(conn, lease, outcome, now)  # the outbox: with the outcome or not at all
 
 
-def _summary(outcome: Outcome) -> dict[str, Any]:
+def _summary(outcome: RunOutcome) -> dict[str, Any]:
     return {
         "status": outcome.status,
         "reason": outcome.reason,

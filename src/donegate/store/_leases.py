@@ -20,13 +20,14 @@ from sqlalchemy.engine import Connection
 
 from donegate.codec import dumps, loads
 from donegate.errors import UserError
-from donegate.harness.escalation import EscalationReport
+from donegate.records.report import EscalationReport
+from donegate.records.status import TaskStatus
 from donegate.store._db import Database, patient
 from donegate.store._hot import HotRead, HotWrite
 from donegate.store._journal import fence, stop_row
 from donegate.store._outbox import write_notices
 from donegate.store._schema import BACKOFF, READY, escalations, runs, tasks
-from donegate.store.base import Lease, Outcome
+from donegate.store.base import Lease, RunOutcome
 
 __all__ = ["LeaseMixin"]
 
@@ -261,7 +262,7 @@ class LeaseMixin:
                 .values(status="error", ended_at=now, reason=reason)
             )
             if spent:
-                outcome = Outcome(status="failed", reason=reason, notify=notify)
+                outcome = RunOutcome(status=TaskStatus.FAILED, reason=reason, notify=notify)
                 write_notices(conn, lease, outcome, now)  # the task ended: with its outcome
                 stop_row(
                     conn,
@@ -352,8 +353,8 @@ def _pending(now: float) -> sa.ColumnElement[bool]:
 
 def _give_up(conn: Connection, row: Any, now: float) -> None:
     reason = f"its workers were lost {row.attempts} times (max_attempts={row.max_attempts})"
-    outcome = Outcome(
-        status="escalated",
+    outcome = RunOutcome(
+        status=TaskStatus.ESCALATED,
         reason=reason,
         report=EscalationReport(task_id=row.id, reason=reason, attempts=row.attempts),
         report_md=f"# {row.id}: escalated\n\n{reason}; a person should look at it.\n",

@@ -25,10 +25,11 @@ from sqlalchemy.engine import Connection
 
 from donegate.codec import dumps, loads
 from donegate.errors import UserError
-from donegate.harness.certificate import read_certificate
+from donegate.records.certificate import read_certificate
+from donegate.records.status import OutboxStatus
 from donegate.store._db import Database, patient
 from donegate.store._schema import outbox
-from donegate.store.base import Lease, Outcome
+from donegate.store.base import Lease, RunOutcome
 
 __all__ = [
     "Notification",
@@ -38,8 +39,6 @@ __all__ = [
     "write_decision",
     "write_notices",
 ]
-
-State = Literal["pending", "delivered", "failed"]
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -55,7 +54,7 @@ class Notification:
     """``{"webhook": {...}}`` or ``{"command": [...]}``, as the spec or the worker named it."""
     body: dict[str, Any]
     """The JSON delivered."""
-    state: State
+    state: OutboxStatus
     attempts: int
     max_attempts: int
     next_at: float
@@ -88,7 +87,7 @@ def _row(row: Any) -> Notification:
         key=row.key,
         target=loads(row.target),
         body=loads(row.body),
-        state=row.state,
+        state=OutboxStatus(row.state),
         attempts=row.attempts,
         max_attempts=row.max_attempts,
         next_at=row.next_at,
@@ -98,7 +97,7 @@ def _row(row: Any) -> Notification:
     )
 
 
-def write_notices(conn: Connection, lease: Lease, outcome: Outcome, now: float) -> None:
+def write_notices(conn: Connection, lease: Lease, outcome: RunOutcome, now: float) -> None:
     """Insert the outcome's notifications (one per target) inside the caller's transaction."""
     if outcome.notify:
         _insert(conn, lease.task_id, lease.generation, outcome.notify, now)

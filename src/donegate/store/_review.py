@@ -7,16 +7,19 @@ without requeue rejects it (``failed``), `resolve --requeue` runs it again with 
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import sqlalchemy as sa
 
 from donegate.codec import dumps, loads
 from donegate.errors import UserError
-from donegate.harness.escalation import EscalationReport
+from donegate.records.report import EscalationReport
+from donegate.records.status import EscalationStatus
+from donegate.spend import grant
 from donegate.store._db import Database, patient
 from donegate.store._outbox import write_decision
+from donegate.store._rows import STOP_COLUMNS, stop_rows
 from donegate.store._schema import escalations, events, tasks
 from donegate.store.base import Escalation, StopRow
 
@@ -27,7 +30,7 @@ def _escalation(row: Any) -> Escalation:
     return Escalation(
         id=row.id,
         task_id=row.task_id,
-        status=row.status,
+        status=EscalationStatus(row.status),
         reason=row.reason,
         report=EscalationReport.from_data(loads(row.report)),
         report_md=row.report_md,
@@ -70,9 +73,13 @@ class ReviewMixin:
         note: str | None = None,
         requeue: bool = False,
         instructions: str | None = None,
+        budget_extra: Mapping[str, float] | None = None,
+        by: str | None = None,
     ) -> Escalation:
         if instructions and not requeue:
             raise UserError("--instructions only go with --requeue")
+        if budget_extra and not requeue:
+            raise UserError("--budget-extra only goes with --requeue")
         now = self.clock()
         with self._db.write() as conn:
             row = conn.execute(
@@ -100,6 +107,7 @@ class ReviewMixin:
                     note=note,
                     instructions=instructions,
                     resolved_at=now,
+                    resolved_by=by,
                 )
             )
             if requeue:
@@ -107,10 +115,14 @@ class ReviewMixin:
                 if task.status not in ("escalated", "awaiting_review"):
                     raise UserError(f"task {row.task_id} is {task.status}, not escalated")
                 extra = "\n\n".join(x for x in (task.instructions, instructions) if x) or None
+                spec = task.spec
+                if budget_extra:  # the spend so far carries over; the limit grows
+                    spec = dumps(grant(loads(task.spec), budget_extra))
                 conn.execute(
                     sa.update(tasks)
                     .where(tasks.c.id == row.task_id)
                     .values(
+                        spec=spec,
                         status="pending",
                         generation=tasks.c.generation + 1,
                         attempts=0,
@@ -134,6 +146,8 @@ class ReviewMixin:
         by: str,
         note: str | None = None,
         certificate: str | None = None,
+        channel: str | None = None,
+        os_user: str | None = None,
     ) -> Escalation:
         now = self.clock()
         with self._db.write() as conn:
@@ -152,7 +166,11 @@ class ReviewMixin:
             if task.status != "awaiting_review":
                 raise UserError(f"task {row.task_id} is {task.status}, not awaiting review")
             result = loads(task.result) or {}
-            approval = {"by": by, "at": now, "note": note, "review": escalation_id}
+            approval: dict[str, Any] = {"by": by, "at": now, "note": note, "review": escalation_id}
+            if channel is not None:
+                approval["channel"] = channel
+            if os_user is not None:
+                approval["os_user"] = os_user
             result = {**result, "status": "done", "approved": approval}
             if certificate is not None:
                 result["certificate"] = certificate
@@ -190,24 +208,9 @@ class ReviewMixin:
     def stop_rows(self, *, since: float) -> list[StopRow]:
         with self._db.read() as conn:
             rows = conn.execute(
-                sa.select(events).where(events.c.at >= since).order_by(events.c.at)
+                STOP_COLUMNS.where(events.c.at >= since).order_by(events.c.at)
             ).all()
-        return [
-            StopRow(
-                task_id=r.task_id,
-                task_type=r.task_type,
-                status=r.status,
-                ending=r.ending,
-                loop_status=r.loop_status,
-                open_items=r.open_items,
-                turns=r.turns,
-                replayed_turns=r.replayed_turns,
-                continuations=r.continuations,
-                duration_s=r.duration_s,
-                at=r.at,
-            )
-            for r in rows
-        ]
+        return stop_rows(rows)
 
     @patient
     def counts(self) -> dict[str, int]:

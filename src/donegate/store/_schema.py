@@ -2,12 +2,23 @@
 
 Times are epoch seconds (floats): portable between SQLite and PostgreSQL, cheap to compare in a
 lease predicate. JSON is stored as text the store encodes itself, so both backends hold the same
-bytes. A test compares these tables with what the migrations build.
+bytes. A test compares these tables with what the migrations build. Each status column has a
+CHECK naming its vocabulary from `donegate.records.status` (r0011_status_checks).
 """
 
 from __future__ import annotations
 
 import sqlalchemy as sa
+
+from donegate.records.status import (
+    ATTEMPT_VALUES,
+    EFFECT_VALUES,
+    ESCALATION_VALUES,
+    ITEM_VALUES,
+    OUTBOX_VALUES,
+    TASK_OUTCOMES,
+    TASK_VALUES,
+)
 
 __all__ = [
     "BACKOFF",
@@ -21,12 +32,20 @@ __all__ = [
     "messages",
     "metadata",
     "outbox",
+    "reviewers",
     "runs",
     "tasks",
     "turns",
 ]
 
 metadata = sa.MetaData()
+
+
+def one_of(table: str, column: str, values: tuple[str, ...]) -> sa.CheckConstraint:
+    """The CHECK that a status column holds one of its vocabulary's values (r0011)."""
+    listed = ", ".join(f"'{v}'" for v in values)
+    return sa.CheckConstraint(f"{column} IN ({listed})", name=f"ck_{table}_{column}")
+
 
 tasks = sa.Table(
     "tasks",
@@ -50,6 +69,7 @@ tasks = sa.Table(
     sa.Column("reason", sa.Text, nullable=True),
     sa.Column("result", sa.Text, nullable=True),
     sa.Index("ix_tasks_status_created", "status", "created_at"),
+    one_of("tasks", "status", TASK_VALUES),
 )
 
 runs = sa.Table(
@@ -69,6 +89,7 @@ runs = sa.Table(
     sa.Column("model_calls", sa.Integer, nullable=False, server_default="0"),
     sa.Column("continuations", sa.Integer, nullable=False, server_default="0"),
     sa.Column("replayed_calls", sa.Integer, nullable=False, server_default="0"),
+    one_of("runs", "status", ATTEMPT_VALUES),
 )
 
 turns = sa.Table(
@@ -120,6 +141,7 @@ checklists = sa.Table(
     sa.Column("status", sa.String(16), nullable=False),
     sa.Column("note", sa.Text, nullable=False, server_default=""),
     sa.Column("updated_at", sa.Float, nullable=False),
+    one_of("checklists", "status", ITEM_VALUES),
 )
 
 baselines = sa.Table(
@@ -144,6 +166,7 @@ effects = sa.Table(
     sa.Column("issues", sa.Integer, nullable=False, server_default="1"),
     sa.Column("begun_at", sa.Float, nullable=False),
     sa.Column("done_at", sa.Float, nullable=True),
+    one_of("effects", "state", EFFECT_VALUES),
 )
 
 escalations = sa.Table(
@@ -162,6 +185,7 @@ escalations = sa.Table(
     sa.Column("instructions", sa.Text, nullable=True),
     sa.Column("kind", sa.String(16), nullable=False, server_default="escalation"),
     sa.Column("resolved_by", sa.String(200), nullable=True),
+    one_of("escalations", "status", ESCALATION_VALUES),
 )
 """The human queue: escalations, and (``kind = 'review'``) claims awaiting a person's approval."""
 
@@ -183,6 +207,8 @@ events = sa.Table(
     sa.Column("output_tokens", sa.Integer, nullable=False, server_default="0"),
     sa.Column("duration_s", sa.Float, nullable=False),
     sa.Column("at", sa.Float, nullable=False, index=True),
+    sa.Column("spend_usd", sa.Float, nullable=False, server_default="0"),  # r0009_spend
+    one_of("events", "status", TASK_OUTCOMES),
 )
 
 actions = sa.Table(
@@ -197,6 +223,16 @@ actions = sa.Table(
     sa.Column("detail", sa.Text, nullable=True),
     sa.Index("ix_actions_task_at", "task_id", "at"),
 )
+
+reviewers = sa.Table(
+    "reviewers",
+    metadata,
+    sa.Column("name", sa.String(64), primary_key=True),
+    sa.Column("secret_hash", sa.String(200), nullable=False),
+    sa.Column("created_at", sa.Float, nullable=False),
+)
+"""The people who may approve, resolve and requeue (r0010_reviewers): a KDF hash per secret,
+never the secret (`donegate.review.reviewers`)."""
 """What people did from the review UI (resolve, requeue, retry): who (a token's name) and when."""
 
 # Indexes the review UI's pages read through (r0004_actions): each list is one index range scan.
@@ -233,5 +269,6 @@ outbox = sa.Table(
     sa.UniqueConstraint("key", "target_no", name="uq_outbox_key_target"),
     sa.Index("ix_outbox_task", "task_id"),
     sa.Index("ix_outbox_state_next", "state", "next_at"),
+    one_of("outbox", "state", OUTBOX_VALUES),
 )
 """Final-outcome notifications (r0005_outbox): written with the outcome, delivered by a worker."""

@@ -25,14 +25,16 @@ from donegate.errors import LeaseLost as LeaseLost
 from donegate.errors import StoreError as StoreError
 from donegate.errors import StoreGone as StoreGone
 from donegate.errors import StoreUnavailable as StoreUnavailable
-from donegate.harness.escalation import EscalationReport
-from donegate.harness.spec import TASK_ID
 from donegate.messages import Message, ToolCall, ToolResult, Turn
-
-# The task's status vocabulary lives with the run's, in `donegate.results` (one table maps a
-# run's `Status` to it); re-exported here, where the store's callers import it.
-from donegate.results import TASK_TERMINAL as TERMINAL
-from donegate.results import TaskStatus
+from donegate.records.report import EscalationReport
+from donegate.records.status import (
+    AttemptStatus,
+    EffectStatus,
+    EscalationStatus,
+    TaskOutcome,
+    TaskStatus,
+)
+from donegate.results import ToolCallRecord
 from donegate.store.protocols import BrowseStore as BrowseStore
 from donegate.store.protocols import Journal as Journal
 from donegate.store.protocols import LedgerStore as LedgerStore
@@ -42,22 +44,19 @@ from donegate.store.protocols import TaskStore as TaskStore
 from donegate.store.protocols import WorkerStore as WorkerStore
 
 __all__ = [
-    "TASK_ID",
-    "TERMINAL",
-    "Action",
     "Escalation",
-    "Evidence",
     "HeldEffect",
     "JournalWrite",
     "Lease",
-    "Outcome",
     "QueueRow",
+    "ReviewAction",
+    "Reviewer",
     "RunJournal",
+    "RunOutcome",
     "RunRecord",
     "StopRow",
     "TaskPage",
     "TaskRecord",
-    "TaskStatus",
 ]
 
 
@@ -125,12 +124,6 @@ class Lease:
     """When the lease runs out unless heartbeated."""
 
 
-# An evidence row is the loop's one record of an answered call (its duration measured where the
-# tool ran); `Evidence` is its old name here, kept as an alias.
-from donegate.results import TaskOutcome  # noqa: E402
-from donegate.results import ToolCallRecord as Evidence  # noqa: E402  (kept beside its old place)
-
-
 class JournalWrite(TypedDict, total=False):
     """What a run produced since its last journal write, to ride with the next fenced write.
 
@@ -142,13 +135,16 @@ class JournalWrite(TypedDict, total=False):
     step runs; a resumed run replays it instead of calling the model again."""
     messages: Sequence[tuple[int, Message]]
     """``(step, message)`` pairs, each tagged with the model call it follows (0: the prompt)."""
-    evidence: Sequence[Evidence]
+    evidence: Sequence[ToolCallRecord]
     """Tool calls answered since the last write."""
     checklist: Sequence[tuple[str, str, str]]
     """Checklist changes since the last write, as ``(item, status, note)``."""
     seq: int | None
     """The first message's position in the run's transcript when the caller counts them (it
     saves a read); None appends after the last one stored."""
+    baseline: Mapping[str, Any]
+    """The protected-file manifest the task's first run took, stored with this write unless
+    one is stored already (the first stored wins; see `Journal.baseline`)."""
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -157,7 +153,7 @@ class HeldEffect:
 
     call: ToolCall
     """The call the key was begun for."""
-    state: Literal["begun", "done"]
+    state: EffectStatus
     """``done`` once its result was recorded."""
     result: ToolResult | None
     """The recorded result, when done."""
@@ -166,7 +162,7 @@ class HeldEffect:
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
-class Outcome:
+class RunOutcome:
     """What a worker records when a run ends."""
 
     status: TaskOutcome
@@ -218,8 +214,8 @@ class RunRecord:
     """Claim time."""
     ended_at: float | None
     """End time (None while running or when the worker died)."""
-    status: str
-    """``running``, ``done``, ``escalated``, ``failed``, ``lost`` or ``cancelled``."""
+    status: AttemptStatus
+    """Running, the outcome it recorded, or how it was cut short (lost, error, cancelled)."""
     reason: str | None
     """Why it ended."""
     model_calls: int
@@ -238,7 +234,7 @@ class Escalation:
     """Its id (``donegate escalations show ID``)."""
     task_id: str
     """The task escalated."""
-    status: Literal["open", "resolved", "requeued", "approved"]
+    status: EscalationStatus
     """Open until a person resolves, requeues or (a review) approves it."""
     reason: str
     """Why the task is stuck, one line."""
@@ -286,6 +282,8 @@ class StopRow:
     """Wall time."""
     at: float
     """When the run ended."""
+    spend_usd: float = 0.0
+    """What the run's own model calls cost (0 when unpriced, or recorded before r0009)."""
 
 
 # -- the review UI (``donegate serve``): pages over the store, and who acted ---------------------
@@ -326,7 +324,7 @@ class QueueRow:
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
-class Action:
+class ReviewAction:
     """Something a person did from the review UI."""
 
     id: int
@@ -343,6 +341,18 @@ class Action:
     """The queue entry acted on, if any."""
     detail: str | None = None
     """The note or the instructions given."""
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class Reviewer:
+    """A person who may approve, resolve and requeue (``donegate reviewers add``)."""
+
+    name: str
+    """Recorded as who acted, in the queue and in an approved certificate."""
+    secret_hash: str
+    """The KDF hash of the reviewer's secret (`donegate.review.reviewers`); never the secret."""
+    created_at: float
+    """When the reviewer was added."""
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)

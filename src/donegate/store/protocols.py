@@ -8,7 +8,9 @@ uses, so what it depends on is what it reads:
 - `LedgerStore`: side effects by idempotency key, under a lease (`StoreLedger`).
 - `ReviewQueue`: the human queue and the stop-reason telemetry (the CLI, the review UI).
 - `WorkerStore`: the first three together, what `Worker` runs tasks on.
-- `BrowseStore`: a `TaskStore` that also serves the review UI's pages and records its actions.
+- `Reviewers`: the people who may act on the queue, each with a hashed secret.
+- `BrowseStore`: a `TaskStore` that also serves the review UI's pages, records its actions and
+  knows its reviewers.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from typing import TYPE_CHECKING, Any, Protocol, Unpack
 
 if TYPE_CHECKING:
     from donegate.messages import Message, ToolCall, ToolResult, Turn
+    from donegate.results import ToolCallRecord
     from donegate.store import base
 
 __all__ = [
@@ -25,6 +28,7 @@ __all__ = [
     "Journal",
     "LedgerStore",
     "ReviewQueue",
+    "Reviewers",
     "TaskQueue",
     "TaskStore",
     "WorkerStore",
@@ -132,7 +136,7 @@ class Journal(Protocol):
         lease: base.Lease,
         step: int,
         messages: Sequence[Message],
-        evidence: Sequence[base.Evidence] = (),
+        evidence: Sequence[ToolCallRecord] = (),
         checklist: Sequence[tuple[str, str, str]] = (),
     ) -> None:
         """Persist one step's messages, evidence and checklist changes (`journal`, no turn)."""
@@ -150,7 +154,7 @@ class Journal(Protocol):
         """A task's runs, oldest first."""
         ...
 
-    def evidence(self, task_id: str) -> list[base.Evidence]:
+    def evidence(self, task_id: str) -> list[ToolCallRecord]:
         """Every tool call recorded for a task, in order."""
         ...
 
@@ -159,7 +163,7 @@ class Journal(Protocol):
         ...
 
     def finish(
-        self, lease: base.Lease, outcome: base.Outcome, **rows: Unpack[base.JournalWrite]
+        self, lease: base.Lease, outcome: base.RunOutcome, **rows: Unpack[base.JournalWrite]
     ) -> None:
         """Record a run's end: task status, run row, escalation, stop-reason row, outbox rows.
 
@@ -242,10 +246,14 @@ class ReviewQueue(Protocol):
         note: str | None = None,
         requeue: bool = False,
         instructions: str | None = None,
+        budget_extra: Mapping[str, float] | None = None,
+        by: str | None = None,
     ) -> base.Escalation:
-        """Close an escalation, or requeue its task with instructions.
+        """Close an escalation, or requeue its task with instructions; `by` is who did it.
 
         A review closed without requeue is a rejection: its task ends ``failed``.
+        `budget_extra` (``{"usd": 0.5}``, ``{"tokens": 10000}``) raises the task's budget on a
+        requeue.
         """
         ...
 
@@ -256,15 +264,38 @@ class ReviewQueue(Protocol):
         by: str,
         note: str | None = None,
         certificate: str | None = None,
+        channel: str | None = None,
+        os_user: str | None = None,
     ) -> base.Escalation:
         """A person approves a review: its task, ``awaiting_review``, becomes ``done``.
 
-        `certificate` is the approved certificate's path, kept in the task's result.
+        `certificate` is the approved certificate's path, kept in the task's result with who
+        approved it, through which channel (``ui``, ``api``, ``cli``) and as which OS user.
         """
         ...
 
     def stop_rows(self, *, since: float) -> list[base.StopRow]:
         """Terminal telemetry rows since a time."""
+        ...
+
+
+class Reviewers(Protocol):
+    """The people who may approve, resolve and requeue; the store keeps a hash of each secret."""
+
+    def add_reviewer(self, name: str, secret_hash: str) -> base.Reviewer:
+        """Keep a new reviewer; `UserError` when the name is taken."""
+        ...
+
+    def reviewer(self, name: str) -> base.Reviewer | None:
+        """One reviewer, or None."""
+        ...
+
+    def reviewers(self) -> list[base.Reviewer]:
+        """Every reviewer, by name."""
+        ...
+
+    def remove_reviewer(self, name: str) -> bool:
+        """Forget a reviewer; False when there was none of that name."""
         ...
 
 
@@ -276,7 +307,7 @@ class TaskStore(WorkerStore, ReviewQueue, Protocol):
     """Durable tasks, leases, run journals, the effects ledger and the human queue."""
 
 
-class BrowseStore(TaskStore, Protocol):
+class BrowseStore(TaskStore, Reviewers, Protocol):
     """A `TaskStore` that also serves the review UI's pages and records its actions."""
 
     def task_page(
@@ -332,10 +363,10 @@ class BrowseStore(TaskStore, Protocol):
         task_id: str,
         escalation_id: int | None = None,
         detail: str | None = None,
-    ) -> base.Action:
+    ) -> base.ReviewAction:
         """Keep who did what, and when."""
         ...
 
-    def actions(self, *, task_id: str, limit: int = 50) -> list[base.Action]:
+    def actions(self, *, task_id: str, limit: int = 50) -> list[base.ReviewAction]:
         """A task's actions, newest first."""
         ...

@@ -3,13 +3,13 @@
 The class is assembled from mixins, one per concern: dispatch (here), leases
 (`donegate.store._leases`), the run journal (`donegate.store._journal`), the effects ledger
 (`donegate.store._effects`), the human queue and telemetry reads (`donegate.store._review`),
-the review UI's pages (`donegate.store._browse`) and the outbox (`donegate.store._outbox`). It
-implements every protocol of `donegate.store.protocols`.
+the reviewers (`donegate.store._reviewers`), the review UI's pages (`donegate.store._browse`)
+and the outbox (`donegate.store._outbox`). It implements every protocol of
+`donegate.store.protocols`.
 """
 
 from __future__ import annotations
 
-import json
 import math
 import os
 import time
@@ -20,8 +20,10 @@ import sqlalchemy as sa
 from sqlalchemy import exc
 from sqlalchemy.engine import Connection
 
-from donegate.codec import loads
+from donegate.codec import canonical_json, loads
 from donegate.errors import UserError
+from donegate.records.status import TASK_TERMINAL, TaskStatus
+from donegate.records.task import TASK_ID
 from donegate.store._baselines import BaselineMixin
 from donegate.store._browse import BrowseMixin
 from donegate.store._db import Database, patient, resolve_url
@@ -30,8 +32,9 @@ from donegate.store._journal import JournalMixin, put_checklist
 from donegate.store._leases import LeaseMixin
 from donegate.store._outbox import OutboxMixin, write_decision
 from donegate.store._review import ReviewMixin
+from donegate.store._reviewers import ReviewersMixin
 from donegate.store._schema import escalations, runs, tasks
-from donegate.store.base import TASK_ID, TERMINAL, BrowseStore, TaskRecord, TaskStore
+from donegate.store.base import BrowseStore, TaskRecord, TaskStore
 
 __all__ = ["RESERVE_BYTES", "SqlStore", "open_store"]
 
@@ -68,7 +71,7 @@ def _record(row: Any) -> TaskRecord:
         id=row.id,
         spec=loads(row.spec),
         type=row.type,
-        status=row.status,
+        status=TaskStatus(row.status),
         attempts=row.attempts,
         max_attempts=row.max_attempts,
         generation=row.generation,
@@ -85,12 +88,15 @@ def _record(row: Any) -> TaskRecord:
     )
 
 
-def _canonical(spec: Mapping[str, Any]) -> str:
-    return json.dumps(spec, sort_keys=True, separators=(",", ":"), default=str)
-
-
 class SqlStore(
-    LeaseMixin, JournalMixin, BaselineMixin, LedgerMixin, ReviewMixin, BrowseMixin, OutboxMixin
+    LeaseMixin,
+    JournalMixin,
+    BaselineMixin,
+    LedgerMixin,
+    ReviewMixin,
+    ReviewersMixin,
+    BrowseMixin,
+    OutboxMixin,
 ):
     """A `TaskStore` on SQLAlchemy Core; build it with `open_store`."""
 
@@ -141,7 +147,7 @@ class SqlStore(
         if isinstance(max_attempts, bool) or not isinstance(max_attempts, int) or max_attempts < 1:
             raise UserError(f"max_attempts must be a whole number >= 1, got {max_attempts!r}")
         now = self.clock()
-        text = _canonical(spec)
+        text = canonical_json(spec)
         try:
             with self._db.write() as conn:
                 row = conn.execute(sa.select(tasks).where(tasks.c.id == task_id)).first()
@@ -166,7 +172,7 @@ class SqlStore(
             created = False
         record = self.get(task_id)
         assert record is not None
-        if not created and _canonical(record.spec) != text:
+        if not created and canonical_json(record.spec) != text:
             raise UserError(f"task {task_id!r} was already submitted with a different spec")
         return record, created
 
@@ -189,7 +195,7 @@ class SqlStore(
         now = self.clock()
         with self._db.write() as conn:
             row = self._locked(conn, task_id)
-            if row.status in TERMINAL:
+            if row.status in TASK_TERMINAL:
                 raise UserError(f"task {task_id!r} already ended {row.status}")
             conn.execute(
                 sa.update(tasks)

@@ -1,8 +1,10 @@
 """`WorkerMetrics`: Prometheus metrics of the tasks a worker finished.
 
 ``donegate_tasks_total{status, ending, task_type}`` counts terminal outcomes (the stop-reason
-breakdown, live); histograms track turns, continuations and durations by task type, so an alert
-can fire on the same spikes ``donegate stats`` flags.
+breakdown, live); ``donegate_spend_usd_total{model, task_type}`` adds up what each run's model
+calls cost (a resumed run's replayed turns included once: the lost run never reported);
+histograms track turns, continuations and durations by task type, so an alert can fire on the
+same spikes ``donegate stats`` flags.
 """
 
 from __future__ import annotations
@@ -10,7 +12,8 @@ from __future__ import annotations
 from typing import Any
 
 from donegate.errors import MissingExtra
-from donegate.store.base import Outcome
+from donegate.results import Spend
+from donegate.store.base import RunOutcome
 
 __all__ = ["WorkerMetrics"]
 
@@ -36,6 +39,12 @@ class WorkerMetrics:
             ["status", "ending", "task_type"],
             registry=self.registry,
         )
+        self.spend = prom.Counter(
+            "donegate_spend_usd",
+            "US dollars spent on model calls, by model and task type.",
+            ["model", "task_type"],
+            registry=self.registry,
+        )
         self.turns = prom.Histogram(
             "donegate_task_turns",
             "Model calls per finished run.",
@@ -58,7 +67,7 @@ class WorkerMetrics:
             registry=self.registry,
         )
 
-    def observe(self, task_type: str | None, outcome: Outcome) -> None:
+    def observe(self, task_type: str | None, outcome: RunOutcome) -> None:
         """Count one recorded outcome."""
         kind = task_type or "-"
         ending = outcome.loop_status or outcome.ending or "-"
@@ -66,6 +75,9 @@ class WorkerMetrics:
         self.turns.labels(kind).observe(outcome.model_calls)
         self.continuations.labels(kind).observe(outcome.continuations)
         self.duration.labels(kind, outcome.status).observe(outcome.duration_s)
+        for line in Spend.from_data(outcome.summary.get("charged")).lines:
+            if line.usd:
+                self.spend.labels(line.model, kind).inc(line.usd)
 
     def serve(self, port: int, addr: str = "0.0.0.0") -> None:
         """Serve ``/metrics`` on `port` from a background thread."""

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 from donegate.errors import UserError
 from donegate.messages import Ending
-from donegate.results import Status
+from donegate.records.status import Status
 from donegate.store.base import StopRow
 
 __all__ = ["SIGNALS", "Breakdown", "Signal", "breakdown", "parse_since"]
@@ -88,6 +88,8 @@ class Breakdown:
     """Median run time."""
     p95_duration_s: float
     """95th-percentile run time."""
+    spend_usd: float = 0.0
+    """What the window's runs' model calls cost, in US dollars (priced calls only)."""
 
 
 def _percentile(values: Sequence[float], q: float) -> float:
@@ -134,4 +136,5 @@ def breakdown(
         mean_continuations=sum(r.continuations for r in window) / total if total else 0.0,
         p50_duration_s=_percentile([r.duration_s for r in window], 0.5),
         p95_duration_s=_percentile([r.duration_s for r in window], 0.95),
+        spend_usd=round(sum(r.spend_usd for r in window), 8),
     )

@@ -28,13 +28,14 @@ from pydantic import (
 from donegate.errors import ScriptError, UserError
 from donegate.finish import FinishTool, as_finish_tool
 from donegate.messages import Ending
-from donegate.results import Status
+from donegate.records.status import Status
 from donegate.testing._script_errors import Loc, kind, located, path, problem
 from donegate.testing.stubs import ANY_OBJECT
 
 __all__ = [
     "ENDINGS",
     "FAULT_KEYS",
+    "TIMING_KEYS",
     "CallData",
     "ExpectData",
     "FinishData",
@@ -50,6 +51,8 @@ ENDINGS = tuple(e.value for e in Ending)
 STATUSES = tuple(s.value for s in Status)
 FAULT_KEYS = ("delay", "disconnect")
 """The keys of a turn that inject a transport fault rather than answer."""
+TIMING_KEYS = ("latency",)
+"""The keys of a turn that say when its answer comes, not what it is."""
 _HTTP_ERROR_KEYS = ("http_error", "retry_after", "message", "ending", "usage")
 
 
@@ -185,11 +188,13 @@ class TurnData(_Strict):
     """Seconds the answer comes late (a fault)."""
     disconnect: bool = False
     """The connection is dropped without an answer (a fault)."""
+    latency: Delay = 0.0
+    """Seconds the model takes to answer (not a fault: the answer comes, that late)."""
 
     @property
     def answers(self) -> list[str]:
-        """The given keys that answer (all but the fault keys), in declaration order."""
-        return [k for k in self.given() if k not in FAULT_KEYS]
+        """The given keys that answer (all but the fault and timing keys), in declaration order."""
+        return [k for k in self.given() if k not in FAULT_KEYS and k not in TIMING_KEYS]
 
     @property
     def stated_ending(self) -> Ending | None:
@@ -221,6 +226,19 @@ class TurnData(_Strict):
     @model_validator(mode="after")
     def _consistent(self) -> Self:
         answers = self.answers
+        if "latency" in self.model_fields_set:
+            faults = self.given(*FAULT_KEYS)
+            if faults:
+                raise problem(
+                    "cannot be combined with latency: latency is a slow answer, "
+                    f"{faults[0]} a fault",
+                    faults[0],
+                )
+            if not answers:
+                raise problem(
+                    "needs an answer: give text, thinking, a tool call or an http_error",
+                    "latency",
+                )
         if self.disconnect and answers:
             raise problem(
                 "cannot be combined with disconnect: a dropped connection answers nothing",

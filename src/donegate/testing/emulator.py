@@ -27,7 +27,9 @@ request log and in ``/_donegate/status``).
 
 Fault turns are served for real: ``{delay: S}`` holds the answer S seconds (a client whose
 timeout is shorter gives up, and that attempt has used the turn), ``{disconnect: true}`` closes
-the connection without a response. The SDKs retry both, as they retry a 429 or a 5xx.
+the connection without a response. The SDKs retry both, as they retry a 429 or a 5xx. A
+``{latency: S}`` turn is no fault: its answer is held S seconds, then sent (a slow model), and
+the request log notes it as ``latency``.
 
 With ``side_calls`` (``--side-calls``), a request that offers no tools is a side call (Gemini
 CLI's router, a title or summary request) and is answered without a turn: see
@@ -301,6 +303,9 @@ class Emulator:
             errors, warned = len(conv.model.errors), len(conv.model.warnings)
             raw = Raw(api, path, self._bodies, entry["body"][0])
             response, fault = handler.answer(path, parsed, raw=raw, request=request)
+            latency = conv.model.latencies.get(index_taken := entry["turn"], 0.0)
+            if len(conv.model.requests) <= index_taken:
+                latency = 0.0  # the request took no turn (unreadable): answered at once
             failed: DonegateError | None = None
             if len(conv.model.errors) > errors:
                 failed = conv.model.errors[-1]
@@ -326,6 +331,9 @@ class Emulator:
             reply = _routes.sse_to_array(reply)
         if fault is not None:
             reply = replace(reply, delay=fault.delay)
+        if latency and failed is None:  # a slow model, not a fault: held, then answered
+            entry["latency"] = latency
+            reply = replace(reply, delay=reply.delay + latency)
         return reply
 
     def _side(self, route: Route, body: dict[str, Any], entry: dict[str, Any]) -> Reply:

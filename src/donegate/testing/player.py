@@ -18,21 +18,35 @@ Retryable HTTP errors (408, 409, 429, 5xx) and transport faults (a ``delay`` tur
 over HTTP, so both paths count the same model calls. Over ``httpx2.MockTransport`` a fault
 raises the exception httpx raises for it (``ReadTimeout``, ``RemoteProtocolError``) at once; the
 emulator's server really waits and really drops the connection.
+
+A ``latency`` turn is no fault: its answer comes after that many seconds. The player waits
+through its seams, `sleep` for `request` (and a `handler`'s transport) and `asleep` for the async
+loop (so a thousand runs on one event loop wait side by side); a test swaps them to see the wait
+asked for without taking it.
 """
 
 from __future__ import annotations
 
-import importlib
+import asyncio
+import functools
 import json
 import os
 import threading
-from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Mapping, Sequence
+import time
+from collections.abc import (
+    AsyncIterator,
+    Awaitable,
+    Callable,
+    Iterable,
+    Iterator,
+    Mapping,
+    Sequence,
+)
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from donegate.errors import (
     DonegateError,
-    MissingExtra,
     ScriptExhausted,
     UnansweredCalls,
     UnsupportedTurn,
@@ -43,6 +57,7 @@ from donegate.messages import Ending, ErrorInfo, Message, ToolCall, ToolResult, 
 from donegate.models.base import ModelRequest
 from donegate.models.registry import wire_format
 from donegate.testing._history import History, Raw, Spool, read_request
+from donegate.testing._sdk import BASE_URL, SDK_APIS, _import, sdk_client
 from donegate.testing.script import Fault, Script, describe_turn, load_script
 
 if TYPE_CHECKING:
@@ -55,18 +70,31 @@ __all__ = [
     "Responder",
     "ScriptedModel",
     "is_retryable",
+    "script_model",
     "sdk_client",
 ]
 
-BASE_URL = "http://donegate.test"
-"""The host SDK clients made by `sdk_client` talk to (never resolved: the transport answers)."""
-
-SDK_APIS = ("openai-chat", "openai-responses", "anthropic-messages", "gemini")
-"""The wire formats `sdk_client` can build an official client for."""
-
-
 Answer = tuple["httpx2.Response | None", Fault | None]
 """A request's response (None when the connection is dropped) and the fault to apply to it."""
+
+
+@functools.lru_cache(maxsize=256)
+def _parsed(path: str, mtime: float) -> Script:
+    return load_script(path)
+
+
+def script_model(path: str | os.PathLike[str]) -> ScriptedModel:
+    """A fresh player of the script file at `path`: what ``infer_model("script:FILE")`` gives.
+
+    Parsed scripts are cached by path and modification time: a worker running many tasks that
+    share a script parses it once, yet every task gets its own player (players keep state).
+    """
+    name = os.fspath(path)
+    try:
+        mtime = os.stat(name).st_mtime
+    except OSError:
+        raise UserError(f"'script:{name}': no such script file") from None
+    return ScriptedModel(_parsed(name, mtime), name=f"script:{os.path.basename(name)}")
 
 
 def is_retryable(status: int | None) -> bool:
@@ -90,10 +118,13 @@ class ScriptedModel:
         """The script played, when the player was built from one."""
         self.faults: Mapping[int, Fault] = {}
         """Transport faults by turn index (``delay``, ``disconnect`` turns)."""
+        self.latencies: Mapping[int, float] = {}
+        """Seconds each ``latency`` turn takes to answer, by turn index."""
         if isinstance(turns_or_script, Script):
             self.script = turns_or_script
             self.turns: tuple[Turn, ...] = turns_or_script.turns
             self.faults = turns_or_script.faults
+            self.latencies = turns_or_script.latencies
         else:
             self.turns = tuple(turns_or_script)
         self.max_retries = max_retries
@@ -105,6 +136,10 @@ class ScriptedModel:
         """Problems met while answering (extra calls, turns a wire format cannot express)."""
         self.warnings: list[str] = []
         """Turns served that called a tool the request did not offer, one line each."""
+        self.sleep: Callable[[float], None] = time.sleep
+        """How `request` (and a `handler`) waits out a ``latency`` turn."""
+        self.asleep: Callable[[float], Awaitable[None]] = asyncio.sleep
+        """How `arequest` and `astream` wait out a ``latency`` turn, without blocking the loop."""
         self._name = name
         self._lock = threading.Lock()
         self._spool: Spool | None = None
@@ -154,13 +189,17 @@ class ScriptedModel:
         if unused and left:
             first = len(self.turns) - len(left)
             lines = [
-                f"  turns[{first + i}]: {describe_turn(turn, self.faults.get(first + i))}"
+                f"  turns[{first + i}]: "
+                + describe_turn(
+                    turn, self.faults.get(first + i), self.latencies.get(first + i, 0.0)
+                )
                 for i, turn in enumerate(left)
             ]
             problems.insert(
                 0,
-                f"{self._where(None)}{len(left)} unused turn(s): model called {self.calls} "
-                f"times but script has {len(self.turns)} turns\n" + "\n".join(lines),
+                f"{self._where(None)}{_count(len(left), 'unused turn')}: model called "
+                f"{_count(self.calls, 'time')} but script has {_count(len(self.turns), 'turn')}\n"
+                + "\n".join(lines),
             )
         return problems
 
@@ -171,8 +210,30 @@ class ScriptedModel:
 
         A fault (``delay``, ``disconnect``) fails its attempt as a timeout or a dropped
         connection would; when the retries are spent it is the error turn an SDK model reports.
+        A ``latency`` turn is answered after its seconds (`sleep`).
         """
-        attempt = 0
+        turn, wait = self._answer(request)
+        if wait:
+            self.sleep(wait)
+        return turn
+
+    async def arequest(self, request: ModelRequest) -> Turn:
+        """`request`, for the async loop: a ``latency`` turn is awaited (`asleep`)."""
+        turn, wait = self._answer(request)
+        if wait:
+            await self.asleep(wait)
+        return turn
+
+    async def astream(self, request: ModelRequest) -> AsyncIterator[str | Turn]:
+        """The turn's visible text in a few pieces, then the turn."""
+        turn = await self.arequest(request)
+        for piece in _pieces(turn.text):
+            yield piece
+        yield turn
+
+    def _answer(self, request: ModelRequest) -> tuple[Turn, float]:
+        """The turn `request` ends with, after retries, and the latency its attempts took."""
+        attempt, wait = 0, 0.0
         while True:
             try:
                 index, turn = self._take(request)
@@ -183,28 +244,18 @@ class ScriptedModel:
                     raw_reason="400",
                     detail=str(exc),
                     error=ErrorInfo(status=400, type="invalid_request_error", message=str(exc)),
-                )
+                ), wait
             fault = self.faults.get(index)
             if fault is not None:
                 turn = fault.error_turn()
+            wait += self.latencies.get(index, 0.0)
             retryable = fault is not None or (
                 turn.error is not None and is_retryable(turn.error.status)
             )
             if attempt < self.max_retries and retryable:
                 attempt += 1
                 continue
-            return turn
-
-    async def arequest(self, request: ModelRequest) -> Turn:
-        """`request`, for the async loop."""
-        return self.request(request)
-
-    async def astream(self, request: ModelRequest) -> AsyncIterator[str | Turn]:
-        """The turn's visible text in a few pieces, then the turn."""
-        turn = self.request(request)
-        for piece in _pieces(turn.text):
-            yield piece
-        yield turn
+            return turn, wait
 
     # -- HTTP mode -------------------------------------------------------------------------
 
@@ -213,13 +264,18 @@ class ScriptedModel:
 
         A fault turn raises what httpx raises for it, at once: ``ReadTimeout`` for a delay (no
         clock here: a delay is always past the timeout), ``RemoteProtocolError`` for a dropped
-        connection. Raises `UnsupportedTurn` at once when a turn cannot be expressed in `api`.
+        connection. A ``latency`` turn is answered after its seconds (`sleep`). Raises
+        `UnsupportedTurn` at once when a turn cannot be expressed in `api`.
         """
         http = _import("httpx2", "openai")
         respond = self.responder(api)
 
         def handle(http_request: httpx2.Request) -> httpx2.Response:
+            index = self.calls  # the turn this request takes (a transport's calls are serial)
             response, fault = respond(http_request)
+            wait = self.latencies.get(index, 0.0)
+            if wait and response is not None and len(self.requests) > index:
+                self.sleep(wait)
             if fault is not None and fault.timeout:
                 raise http.ReadTimeout("timed out", request=http_request)
             if response is None:
@@ -424,62 +480,6 @@ def unanswered(messages: Sequence[Message]) -> list[str]:
     return open_calls[::-1]
 
 
-def sdk_client(api: str, player: ScriptedModel, *, asynchronous: bool = False) -> Any:
-    """The official SDK client for `api`, wired to `player` through ``httpx2.MockTransport``.
-
-    ``openai-chat``/``openai-responses``: ``openai.OpenAI`` (``AsyncOpenAI``);
-    ``anthropic-messages``: ``anthropic.Anthropic`` (``AsyncAnthropic``); ``gemini``: a
-    ``google.genai.Client`` whose sync surface and ``.aio`` both reach the player. Every client
-    retries as many times as `player.max_retries`, so HTTP and direct replays count alike
-    (Gemini's SDK does not retry unless told: it is told, with no wait between attempts; it
-    never retries a dropped connection, a ``disconnect`` turn).
-    """
-    if api not in SDK_APIS:
-        raise UserError(f"no SDK client for {api!r}; expected one of: {', '.join(SDK_APIS)}")
-    httpx2 = _import("httpx2", "openai")
-    transport = httpx2.MockTransport(player.handler(api))
-    http = httpx2.AsyncClient(transport=transport) if asynchronous else None
-    http = http or httpx2.Client(transport=transport)
-    if api in ("openai-chat", "openai-responses"):
-        openai = _import("openai", "openai")
-        cls = openai.AsyncOpenAI if asynchronous else openai.OpenAI
-        return cls(
-            api_key="test",
-            base_url=f"{BASE_URL}/v1",
-            http_client=http,
-            max_retries=player.max_retries,
-        )
-    if api == "anthropic-messages":
-        anthropic = _import("anthropic", "anthropic")
-        cls = anthropic.AsyncAnthropic if asynchronous else anthropic.Anthropic
-        return cls(
-            api_key="test", base_url=BASE_URL, http_client=http, max_retries=player.max_retries
-        )
-    genai = _import("google.genai", "gemini")
-    types = _import("google.genai.types", "gemini")
-    retryable = [408, 409, 429, *range(500, 600)]
-    options = types.HttpOptions(
-        base_url=BASE_URL,
-        httpx_client=httpx2.Client(transport=transport),
-        httpx_async_client=httpx2.AsyncClient(transport=transport),
-        retry_options=types.HttpRetryOptions(
-            attempts=player.max_retries + 1,
-            http_status_codes=retryable,
-            initial_delay=0.0,
-            max_delay=0.0,
-            jitter=0.0,
-        ),
-    )
-    return genai.Client(api_key="test", http_options=options)
-
-
-def _import(module: str, extra: str) -> Any:
-    try:
-        return importlib.import_module(module)
-    except ImportError:
-        raise MissingExtra(module, extra) from None
-
-
 def _pieces(text: str, count: int = 3) -> Iterator[str]:
     """`text` in at most `count` pieces, as a stream would deliver it."""
     if not text:
@@ -487,3 +487,8 @@ def _pieces(text: str, count: int = 3) -> Iterator[str]:
     size = -(-len(text) // count)
     for i in range(0, len(text), size):
         yield text[i : i + size]
+
+
+def _count(n: int, word: str) -> str:
+    """``1 turn``, ``2 turns``."""
+    return f"{n} {word}" if n == 1 else f"{n} {word}s"

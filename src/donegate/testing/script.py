@@ -16,6 +16,10 @@ without an answer) or ``{delay: SECONDS}`` (the answer comes that late, so a cli
 timeout is shorter gives up; with no answer given, the connection is dropped after the wait).
 Each attempt a fault makes consumes its turn, as an HTTP error turn does.
 
+``{latency: SECONDS}`` beside an answer is no fault: the model takes that long to answer, and
+the answer comes (the player sleeps, the emulator holds the reply), as a real model's turn takes
+seconds; it is how a bench holds many agents in flight (``bench/inflight.py``).
+
 A turn may call any tool name. The ``tools:`` stubs answer calls only where nothing else runs
 tools (``donegate replay``, `ScriptedModel` with ``script.tools()``); under ``donegate run`` the
 task's real tools run, and under ``donegate emulate`` the client runs its own. A call to a tool
@@ -165,6 +169,8 @@ class Script:
     """What the model returns, in order, as canonical turns."""
     faults: Mapping[int, Fault] = field(default_factory=dict)
     """Transport faults by turn index (a fault-only turn holds `Fault.error_turn`)."""
+    latencies: Mapping[int, float] = field(default_factory=dict)
+    """Seconds each ``latency:`` turn takes to answer, by turn index (not faults)."""
     expect: Expect = field(default_factory=Expect)
     """What a replay should produce."""
     source: str | None = None
@@ -212,8 +218,10 @@ def check_for_task(script: Script, *, prompt: str, tools: Iterable[str]) -> list
     ]
 
 
-def describe_turn(turn: Turn, fault: Fault | None = None) -> str:
+def describe_turn(turn: Turn, fault: Fault | None = None, latency: float = 0.0) -> str:
     """A one-line summary of a turn, for messages about unused or unsupported turns."""
+    if latency:
+        return f"latency {latency:g}s, {describe_turn(turn, fault)}"
     if fault is not None:
         return (
             fault.describe() if fault.disconnect else f"{fault.describe()}, {describe_turn(turn)}"
@@ -262,6 +270,7 @@ def _build(file: ScriptFile, source: str | None) -> Script:
         stubs={name: _stub(stub) for name, stub in file.tools.items()},
         turns=turns,
         faults=faults,
+        latencies={i: t.latency for i, t in enumerate(file.turns) if t.latency},
         expect=Expect(**{k: getattr(file.expect, k) for k in file.expect.given()}),
         source=source,
     )

@@ -29,6 +29,7 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from donegate.errors import MissingExtra
+from donegate.spend import load_prices
 from donegate.store import open_store
 from donegate.worker.outbox import Courier, Delivery
 from donegate.worker.service import ModelResolver, Observer, Worker, default_resolver
@@ -101,6 +102,7 @@ class _Process:
                     deliver_outbox=False,  # the process's courier does (`_Reaper`)
                 )
                 store.keep_reserve()
+                load_prices()  # slow to import: before this process's first claim
                 self._worker.start_heartbeat(threading.Event())
                 self._pid = os.getpid()
             return self._worker

@@ -3,7 +3,8 @@ on resume.
 
 The sink makes one fenced write per model call, at `ModelCalled`: that call's classified turn
 (so it is durable before any tool of its step runs), together with the messages, evidence and
-checklist changes the loop produced since the previous write. A turn that calls a side-effecting
+checklist changes the loop produced since the previous write (the first write also carries the
+task's protected-file baseline when this is its first run). A turn that calls a side-effecting
 tool (`effect_tools`) waits instead for the ledger: it rides with its first effect's begin
 (`ride`, one transaction), so it is still durable before any effect of its step starts; if no
 effect takes it, it is written when its step's tools have answered. What the last step appends
@@ -27,14 +28,15 @@ a fault (a full disk, a store gone): the run stops at its next event and the tas
 from __future__ import annotations
 
 import threading
-from collections.abc import AsyncIterator, Callable, Collection, Sequence
-from typing import TYPE_CHECKING, Protocol, TypeVar, runtime_checkable
+from collections.abc import AsyncIterator, Callable, Collection, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar, runtime_checkable
 
 from donegate.events import Event, ModelCalled, ToolCalled, TurnAppended
-from donegate.harness.checklist import CHECKLIST_TOOL, ChecklistUpdate
 from donegate.messages import Ending, Message, Turn
 from donegate.models.base import Model, ModelRequest
-from donegate.store import Evidence, JournalWrite, Lease, LeaseLost, Outcome
+from donegate.records.checklist import CHECKLIST_TOOL, ChecklistUpdate
+from donegate.results import ToolCallRecord
+from donegate.store import JournalWrite, Lease, LeaseLost, RunOutcome
 
 if TYPE_CHECKING:
     from donegate.store import Journal
@@ -70,9 +72,10 @@ class JournalSink:
         """Names of the run's side-effecting tools: a turn calling one rides with its begin."""
         self._turn: tuple[int, Turn] | None = None  # a turn waiting to ride with its effect
         self._messages: list[tuple[int, Message]] = []
-        self._evidence: list[Evidence] = []
+        self._evidence: list[ToolCallRecord] = []
         self._checklist: list[tuple[str, str, str]] = []
         self._prompted = False
+        self._baseline: dict[str, Any] | None = None
         self._seq = 0  # messages written: this sink is the only writer of its run's transcript
         self._lock = threading.Lock()  # effects of one step begin on several threads
 
@@ -81,6 +84,11 @@ class JournalSink:
         if not self._prompted:
             self._messages[:0] = [(0, m) for m in messages]
             self._prompted = True
+
+    def baseline(self, manifest: Mapping[str, Any]) -> None:
+        """Note the task's protected-file manifest (its first run's); written with the first
+        write, so it is stored before any tool of the run has run, at no commit of its own."""
+        self._baseline = dict(manifest)
 
     def __call__(self, event: Event) -> None:
         if self.lost.is_set():
@@ -125,13 +133,13 @@ class JournalSink:
                 self._written(rows)
             return answer
 
-    def finish(self, outcome: Outcome) -> None:
+    def finish(self, outcome: RunOutcome) -> None:
         """Record the run's end with what it appended after the last write, in one write."""
         self._write(outcome=outcome)
 
     def flush(self) -> None:
         """Write what is pending, if anything (before a task is given back)."""
-        if self._turn is not None or self._messages or self._evidence or self._checklist:
+        if self._turn or self._messages or self._evidence or self._checklist or self._baseline:
             self._write()
 
     def _rows(self) -> JournalWrite:
@@ -145,6 +153,8 @@ class JournalSink:
             rows["evidence"] = self._evidence
         if self._checklist:
             rows["checklist"] = self._checklist
+        if self._baseline is not None:
+            rows["baseline"] = self._baseline
         return rows
 
     def _written(self, rows: JournalWrite) -> None:
@@ -153,8 +163,9 @@ class JournalSink:
         self._messages = []
         self._evidence = []
         self._checklist = []
+        self._baseline = None
 
-    def _write(self, *, outcome: Outcome | None = None) -> None:
+    def _write(self, *, outcome: RunOutcome | None = None) -> None:
         with self._lock:
             rows = self._rows()
             try:

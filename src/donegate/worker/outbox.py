@@ -27,22 +27,19 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from donegate.config import HOLD_DELIVERY_ENV, IDEMPOTENCY_KEY_ENV, hold_delivery
+from donegate.config import IDEMPOTENCY_KEY_ENV
 from donegate.errors import UserError
 from donegate.harness._process import run as run_process
+from donegate.records.status import TaskStatus
 from donegate.store._outbox import certificate_json
-from donegate.store.base import Lease, Outcome
+from donegate.store.base import Lease, RunOutcome
 
 if TYPE_CHECKING:
     from donegate.store._outbox import Notification, OutboxStore
 
-__all__ = ["HOLD_ENV", "Courier", "Delivery", "compose", "deliver", "final_key"]
+__all__ = ["Courier", "Delivery", "compose", "deliver", "final_key"]
 
 log = logging.getLogger("donegate.worker.outbox")
-
-HOLD_ENV = HOLD_DELIVERY_ENV
-"""Test-only: while set to a non-empty value, a courier delivers nothing (a window in which a
-test kills the worker after the outcome is recorded and before it is sent)."""
 
 NOTIFIED = ("done", "escalated", "awaiting_review", "failed")
 
@@ -79,10 +76,10 @@ class Delivery:
 
 def compose(
     lease: Lease,
-    outcome: Outcome,
+    outcome: RunOutcome,
     defaults: Sequence[Mapping[str, Any]] = (),
     delivery: Delivery | None = None,
-) -> Outcome:
+) -> RunOutcome:
     """The outcome with its notice, when the task ends notified and names a target."""
     spec_targets = lease.spec.get("notify") or []
     targets = [dict(t) for t in [*spec_targets, *defaults] if isinstance(t, Mapping)]
@@ -98,7 +95,7 @@ def compose(
     }
     if outcome.status in ("done", "awaiting_review"):
         body["certificate"] = _certificate(outcome.summary.get("certificate"))
-    if outcome.status == "escalated":
+    if outcome.status == TaskStatus.ESCALATED:
         body["escalation"] = outcome.report.as_data() if outcome.report is not None else None
     attempts = (delivery or Delivery()).max_attempts
     return replace(
@@ -130,16 +127,17 @@ def deliver(n: Notification, timeout_s: float) -> str | None:
         except (OSError, ValueError) as exc:
             return f"{type(exc).__name__}: {exc} ({hook['url']})"
         return None if 200 <= status < 300 else f"HTTP {status} from {hook['url']}"
-    argv = [_fill(a, n) for a in n.target["command"]]
-    try:
-        done = run_process(
-            ["env", f"{IDEMPOTENCY_KEY_ENV}={n.key}", *argv],
-            cwd=Path(tempfile.gettempdir()),
-            timeout=timeout_s,
-            stdin=data,
-        )
-    except OSError as exc:
-        return f"{argv[0]}: {exc}"
+    with tempfile.TemporaryDirectory(prefix="donegate-notice-") as folder:
+        argv = [_fill(a, n, Path(folder)) for a in n.target["command"]]
+        try:
+            done = run_process(
+                ["env", f"{IDEMPOTENCY_KEY_ENV}={n.key}", *argv],
+                cwd=Path(tempfile.gettempdir()),
+                timeout=timeout_s,
+                stdin=data,
+            )
+        except OSError as exc:
+            return f"{argv[0]}: {exc}"
     if done.timed_out:
         return f"{argv[0]}: no answer within {timeout_s:g} s"
     if done.returncode != 0:
@@ -148,18 +146,27 @@ def deliver(n: Notification, timeout_s: float) -> str | None:
     return None
 
 
-def _fill(arg: str, n: Notification) -> str:
-    """Replace the placeholders in one argument (plain text, never a format string)."""
+def _fill(arg: str, n: Notification, folder: Path) -> str:
+    """Replace the placeholders in one argument (plain text, never a format string). A document
+    (certificate, report) is handed as a file in `folder`, never as argument text: a large one
+    would break the command with E2BIG and the notice would never arrive."""
     body = n.body
     values = {
         "{task_id}": n.task_id,
         "{idempotency_key}": n.key,
         "{status}": str(body.get("status", "")),
-        "{certificate}": json.dumps(body["certificate"]) if body.get("certificate") else "",
-        "{report}": json.dumps(body["escalation"]) if body.get("escalation") else "",
     }
     for placeholder, value in values.items():
         arg = arg.replace(placeholder, value)
+    for placeholder, field, name in (
+        ("{certificate_path}", "certificate", "certificate.json"),
+        ("{report_path}", "escalation", "report.json"),
+    ):
+        if placeholder in arg:
+            path = folder / name
+            if body.get(field) and not path.exists():
+                path.write_text(json.dumps(body[field]), encoding="utf-8")
+            arg = arg.replace(placeholder, str(path) if body.get(field) else "")
     return arg
 
 
@@ -198,8 +205,6 @@ class Courier:
 
     def once(self) -> bool:
         """Deliver what is due now; True when something was attempted."""
-        if hold_delivery():
-            return False
         now = time.time()
         due = self.store.outbox_due(now)
         for n in due:

@@ -30,7 +30,6 @@
 from __future__ import annotations
 
 import errno
-import functools
 import logging
 import math
 import os
@@ -43,28 +42,27 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
-from donegate.errors import EffectDivergence, EffectOutcomeUnknown, UserError
-from donegate.events import EventSink, fan_out
-from donegate.harness.gate import GateRound
-from donegate.harness.runner import run_task, side_effect_tools
+from donegate.errors import UserError
+from donegate.events import EventSink
+from donegate.harness.runner import run_task
 from donegate.harness.spec import TaskSpec
 from donegate.models.base import Model
 from donegate.models.infer import infer_model
-from donegate.results import Status
+from donegate.records.status import Status, TaskStatus
+from donegate.spend import load_prices
 from donegate.store import (
     DiskFull,
     Lease,
     LeaseLost,
-    Outcome,
+    RunOutcome,
     StoreError,
     StoreGone,
-    StoreLedger,
     StoreUnavailable,
     WorkerStore,
 )
-from donegate.worker.journal import Halted, JournaledModel, JournalSink
+from donegate.worker.journal import Halted, JournalSink
 from donegate.worker.outbox import Courier, Delivery, compose
-from donegate.worker.tasks import baseline_for, failed, outcome_of, outcome_unknown, spec_for
+from donegate.worker.runsetup import RunSetup
 
 if TYPE_CHECKING:
     from donegate.store._outbox import OutboxStore
@@ -76,7 +74,7 @@ log = logging.getLogger("donegate.worker")
 ModelResolver = Callable[[str, str], Model]
 """``(name, what)`` -> a `Model`; `what` is ``model`` or ``verifier``, for messages."""
 
-Observer = Callable[[str | None, Outcome], None]
+Observer = Callable[[str | None, RunOutcome], None]
 """Called with the task type and every recorded outcome (metrics)."""
 
 SinkFactory = Callable[[TaskSpec, Lease], EventSink | None]
@@ -173,6 +171,7 @@ class Worker:
             raise UserError(f"max_tasks must be a whole number >= 1, got {max_tasks!r}")
         stop = stop or threading.Event()
         budget = _Budget(max_tasks)
+        load_prices()  # the run path's slow import, paid before the first claim, not in a lease
         self.store.keep_reserve()  # disk for putting tasks back should the disk fill
         beat = self.start_heartbeat(stop)
         courier = None
@@ -198,7 +197,7 @@ class Worker:
                 courier_thread.join()
         return self.stats
 
-    def run_one(self) -> Outcome | None:
+    def run_one(self) -> RunOutcome | None:
         """Claim and run one task; None when nothing was runnable or the lease was lost."""
         lease = self.store.claim(self.id, self.lease_s)
         if lease is None:
@@ -268,53 +267,45 @@ class Worker:
 
     # -- one task ------------------------------------------------------------------------------
 
-    def execute(self, lease: Lease) -> Outcome | None:
+    def execute(self, lease: Lease) -> RunOutcome | None:
         """Run a claimed task and record its outcome; None when the lease was lost."""
+        journal = self._hold(lease)
+        started = time.monotonic()
+        try:
+            try:
+                outcome = self._run(lease, journal, started)
+            except Exception as exc:
+                self._given_up(lease, exc)
+                return None
+            return self._record(lease, journal, outcome)
+        finally:
+            self._let_go(lease)
+
+    def _hold(self, lease: Lease) -> JournalSink:
+        """The claimed task is in hand: counted, and reachable by the heartbeat and `halt`."""
         self.stats.claimed += 1
         log.info("task %s: claimed (attempt %d)", lease.task_id, lease.attempt)
         journal = JournalSink(self.store, lease)
         with self._lock:
             self._held[lease.task_id] = (lease, journal)
             journal.halted = self.fault
-        started = time.monotonic()
+        return journal
+
+    def _let_go(self, lease: Lease) -> None:
+        with self._lock:
+            self._held.pop(lease.task_id, None)
+
+    def _record(self, lease: Lease, journal: JournalSink, outcome: RunOutcome) -> RunOutcome | None:
+        """Write the run's `outcome` under its lease (or give the task back), then report it."""
         try:
-            outcome = self._run(lease, journal, started)
             if outcome.loop_status == Status.PROVIDER_ERROR:
                 journal.flush()  # the last step's messages and evidence; the task goes back
                 raise _ProviderDown(outcome.reason)
             outcome = compose(lease, outcome, self.notify, self.delivery)
             journal.finish(outcome)  # the outbox rows commit with it
-        except LeaseLost:
-            log.warning("task %s: lease lost; another worker resumes it", lease.task_id)
-            self.stats.lost += 1
-            return None
         except Exception as exc:
-            fault = _fault(exc)
-            if fault is not None:
-                self.halt(fault)
-                self._put_back(lease, fault)
-                return None
-            if isinstance(exc, _ProviderDown):
-                log.warning("task %s: %s; it will be retried", lease.task_id, exc)
-            else:
-                log.exception("task %s: worker error", lease.task_id)
-            self.stats.errors += 1
-            try:
-                reason = f"worker error: {type(exc).__name__}: {exc}"
-                if isinstance(exc, _ProviderDown):
-                    reason = str(exc)
-                failed = compose(
-                    lease, Outcome(status="failed", reason=reason), self.notify, self.delivery
-                )
-                self.store.release(
-                    lease, reason, delay_s=self.error_backoff_s, notify=failed.notify
-                )
-            except Exception:  # lost, or the store is down: the lease expires and it resumes
-                log.exception("task %s: could not give it back", lease.task_id)
+            self._given_up(lease, exc)
             return None
-        finally:
-            with self._lock:
-                self._held.pop(lease.task_id, None)
         self.stats.finished[outcome.status] = self.stats.finished.get(outcome.status, 0) + 1
         log.info(
             "task %s: %s in %.1f s: %s",
@@ -327,6 +318,36 @@ class Worker:
             except Exception:
                 log.exception("an outcome observer failed")
         return outcome
+
+    def _given_up(self, lease: Lease, exc: Exception) -> None:
+        """A run that raised: lost (left to its new holder), a fault, or given back to retry."""
+        if isinstance(exc, LeaseLost):
+            log.warning("task %s: lease lost; another worker resumes it", lease.task_id)
+            self.stats.lost += 1
+            return
+        fault = _fault(exc)
+        if fault is not None:
+            self.halt(fault)
+            self._put_back(lease, fault)
+            return
+        if isinstance(exc, _ProviderDown):
+            log.warning("task %s: %s; it will be retried", lease.task_id, exc)
+        else:
+            log.error("task %s: worker error", lease.task_id, exc_info=exc)
+        self.stats.errors += 1
+        try:
+            reason = f"worker error: {type(exc).__name__}: {exc}"
+            if isinstance(exc, _ProviderDown):
+                reason = str(exc)
+            failed = compose(
+                lease,
+                RunOutcome(status=TaskStatus.FAILED, reason=reason),
+                self.notify,
+                self.delivery,
+            )
+            self.store.release(lease, reason, delay_s=self.error_backoff_s, notify=failed.notify)
+        except Exception:  # lost, or the store is down: the lease expires and it resumes
+            log.exception("task %s: could not give it back", lease.task_id)
 
     def _put_back(self, lease: Lease, fault: Exception) -> None:
         """Give a task in hand back, uncharged, after a fault; leave it to expire if it can't."""
@@ -345,64 +366,15 @@ class Worker:
             return
         self.stats.stranded += 1
 
-    def _run(self, lease: Lease, journal: JournalSink, started: float) -> Outcome:
-        model: JournaledModel | None = None
-        spec: TaskSpec | None = None
-        try:
-            spec = spec_for(lease)
-            journal.effect_tools = side_effect_tools(spec)  # their turns ride with their begins
-            if spec.model is None:
-                raise UserError(f"task {lease.task_id}: no model: set `model` in the task")
-            # The task's first claim ever (epoch 1) has nothing journaled; any later one may
-            # (a lost lease, a put-back whose attempt was handed back): it replays the journal.
-            replay = self.store.turns(lease.task_id, lease.generation) if lease.epoch > 1 else []
-            if replay:
-                log.info(
-                    "task %s: resumed from step %d (%d journaled turns replayed)",
-                    lease.task_id, len(replay) + 1, len(replay),
-                )  # fmt: skip
-            model = JournaledModel(self.resolve(spec.model, "model"), journal, replay)
-            verifier = self.resolve(spec.verifier, "verifier") if spec.verifier else None
-            extra = self.sink_factory(spec, lease) if self.sink_factory is not None else None
+    def _run(self, lease: Lease, journal: JournalSink, started: float) -> RunOutcome:
+        with RunSetup(self, lease, journal, started) as setup:
+            setup.prepare()
             try:
-                result = run_task(
-                    spec,
-                    model=model,
-                    verifier_model=verifier,
-                    ledger=StoreLedger(self.store, lease, journal),
-                    events=fan_out(journal, extra),
-                    output_dir=self.output_dir,
-                    on_round=functools.partial(_log_round, lease.task_id),
-                    baseline=functools.partial(baseline_for, self.store, lease),
-                )
+                result = run_task(setup.task, **setup.options)
             finally:
-                close = getattr(extra, "close", None)
-                if callable(close):  # a tracing sink ends a span the run left open
-                    close()
-        except UserError as exc:
-            return failed(" ".join(str(exc).split()), time.monotonic() - started)
-        except EffectDivergence as exc:  # recorded as the task's failure, never retried blind
-            log.error("task %s: %s", lease.task_id, exc)
-            assert model is not None
-            return failed(
-                str(exc),
-                time.monotonic() - started,
-                model_calls=model.replayed_calls + model.live_calls,
-                replayed_calls=model.replayed_calls,
-            )
-        except EffectOutcomeUnknown as exc:  # a person decides; the effect is not run again
-            log.warning("task %s: %s", lease.task_id, exc)
-            assert model is not None and spec is not None
-            return outcome_unknown(
-                lease,
-                spec,
-                exc,
-                time.monotonic() - started,
-                model_calls=model.replayed_calls + model.live_calls,
-                replayed_calls=model.replayed_calls,
-            )
-        assert model is not None
-        return outcome_of(result, time.monotonic() - started, replayed_calls=model.replayed_calls)
+                setup.close()
+            return setup.outcome(result)
+        return setup.ended
 
 
 _DISK_FULL = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EFBIG})
@@ -427,19 +399,6 @@ def _fault(exc: BaseException) -> Exception | None:
             return DiskFull(f"disk full: {where}{current.strerror or current}")
         current = current.__cause__ or current.__context__
     return None
-
-
-def _log_round(task_id: str, round_: GateRound) -> None:
-    """One line per gate judgement: the checks' results and what the gate decided."""
-    checks = round_.checks
-    failed_names = [c.name for c in checks if not c.passed]
-    passed = f"checks {len(checks) - len(failed_names)}/{len(checks)} passed"
-    if failed_names:
-        passed += f", failed: {'; '.join(failed_names)}"
-    log.info(
-        "task %s: claim %d at step %d: %s; gate: %s",
-        task_id, round_.number, round_.step, passed, round_.verdict.action,
-    )  # fmt: skip
 
 
 def _unexpected(doing: str, exc: Exception) -> StoreError:

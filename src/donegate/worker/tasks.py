@@ -8,11 +8,16 @@ from pathlib import Path
 from typing import Any
 
 from donegate.errors import EffectOutcomeUnknown, UserError
-from donegate.harness.escalation import OutcomeUnknown, build_report, render_markdown
+from donegate.harness.escalation import build_report, render_markdown
 from donegate.harness.protect import Manifest
 from donegate.harness.runner import TaskResult
 from donegate.harness.spec import TaskSpec, TaskSpecError, load_task, validate_task
-from donegate.store import TASK_ID, Journal, Lease, Outcome, TaskQueue, TaskRecord
+from donegate.records.report import OutcomeUnknown
+from donegate.records.status import TaskStatus
+from donegate.records.task import TASK_ID
+from donegate.results import Spend
+from donegate.store import Journal, Lease, RunOutcome, TaskQueue, TaskRecord
+from donegate.worker.journal import JournalSink
 
 __all__ = [
     "INSTRUCTIONS_HEADER",
@@ -23,6 +28,7 @@ __all__ = [
     "prepare",
     "spec_data",
     "spec_for",
+    "spent_before",
     "submit",
 ]
 
@@ -130,13 +136,13 @@ def spec_for(lease: Lease) -> TaskSpec:
     return spec.model_copy(update=update) if update else spec
 
 
-def outcome_of(result: TaskResult, duration_s: float, *, replayed_calls: int = 0) -> Outcome:
+def outcome_of(result: TaskResult, duration_s: float, *, replayed_calls: int = 0) -> RunOutcome:
     """What the store records from a `run_task` result; `replayed_calls` came from the journal."""
     run = result.run
     summary = result.summary()
     summary.pop("escalation", None)
     report = result.escalation
-    return Outcome(
+    return RunOutcome(
         status=result.status,
         reason=result.reason,
         ending=run.ending.value if run.ending is not None else None,
@@ -156,11 +162,11 @@ def outcome_of(result: TaskResult, duration_s: float, *, replayed_calls: int = 0
 
 def failed(
     reason: str, duration_s: float = 0.0, *, model_calls: int = 0, replayed_calls: int = 0
-) -> Outcome:
+) -> RunOutcome:
     """The outcome of a task that could not run (a bad spec, an unknown model or tool) or that
     was stopped before acting on a diverged call."""
-    return Outcome(
-        status="failed",
+    return RunOutcome(
+        status=TaskStatus.FAILED,
         reason=reason,
         duration_s=duration_s,
         model_calls=model_calls,
@@ -176,7 +182,7 @@ def outcome_unknown(
     *,
     model_calls: int = 0,
     replayed_calls: int = 0,
-) -> Outcome:
+) -> RunOutcome:
     """The escalation of a task whose side effect may or may not have happened.
 
     An earlier run began the call and died before recording it; its tool neither honours its
@@ -206,8 +212,8 @@ def outcome_unknown(
         "Check whether the effect happened; then resolve the task, or requeue it to run "
         "again under fresh keys.\n"
     )
-    return Outcome(
-        status="escalated",
+    return RunOutcome(
+        status=TaskStatus.ESCALATED,
         reason=str(error),
         loop_status="outcome_unknown",
         model_calls=model_calls,
@@ -218,12 +224,34 @@ def outcome_unknown(
     )
 
 
-def baseline_for(store: Journal, lease: Lease, taken: Manifest) -> Manifest:
+def baseline_for(store: Journal, lease: Lease, journal: JournalSink, taken: Manifest) -> Manifest:
     """The manifest the task's first run took (`taken`, when this is that run): kept in the
-    store, so a resumed run judges against the workdir as it was before the agent ran."""
+    store, so a resumed run judges against the workdir as it was before the agent ran.
+
+    The first claim ever (epoch 1) has nothing stored: `taken` rides with the run's first
+    journal write, before any tool runs. A later claim reads (or, if its first run wrote
+    nothing, stores) it in a write of its own.
+    """
+    if lease.epoch == 1:
+        journal.baseline(taken.as_data())
+        return taken
     try:
         return Manifest.from_data(store.baseline(lease, taken.as_data()), taken.root)
     except ValueError as exc:  # fail closed: the task fails, named, rather than judged afresh
         raise UserError(
             f"task {lease.task_id}: its stored protected-file baseline: {exc}"
         ) from None
+
+
+def spent_before(store: TaskQueue, lease: Lease) -> Spend | None:
+    """What the task spent in its earlier generations (before a requeue or retry), which its
+    ``budget:`` counts too: the spend its last finished run recorded (cumulative itself).
+
+    The current generation's own spend is not read here: its journaled turns carry their usage
+    and are charged as a resumed run replays them, so a replayed turn is counted once.
+    """
+    if not lease.generation:
+        return None
+    record = store.get(lease.task_id)
+    result = record.result if record is not None else None
+    return Spend.from_data(result.get("spend")) if result else None

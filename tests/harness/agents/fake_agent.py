@@ -2,14 +2,17 @@
 
 Installed by the tests as ``claude`` (or ``codex``, ``gemini``) on PATH. It reads the hooks the
 way the real CLI would (Claude: ``--settings FILE``; Gemini: ``$GEMINI_CLI_HOME/.gemini/
-settings.json``), then plays the turns of ``$FAKE_AGENT_SCRIPT`` (JSON: a list
-of ``{"write": {PATH: TEXT}, "delete": [PATH], "say": TEXT, "todos": [...], "background": [...],
-"exit": CODE, "give_up": true}``): each turn does its writes, then stops; the stop runs every
+settings.json``), then plays the turns of ``$FAKE_AGENT_TURNS`` (or of the file
+``$FAKE_AGENT_SCRIPT``; JSON: a list of ``{"run": [ARGV], "write": {PATH: TEXT}, "delete": [PATH],
+"say": TEXT, "todos": [...], "background": [...], "exit": CODE, "give_up": true}``): each turn
+does its writes, then stops; the stop runs every
 Stop hook with the CLI's payload on stdin, and a block moves on to the next turn (the last one
-repeats), as does a stop let through while ``background`` work runs. It ends when no hook
+repeats), as does a stop let through while ``background`` work runs. A ``run`` turn first runs
+a program as the agent's tool would, its output going to stderr. It ends when no hook
 blocks, at a ``give_up`` turn (as Claude Code does after 8
 blocks), or after 30 stops, printing Claude's ``--output-format json`` result. Every hook stdin
-and answer is appended to ``$FAKE_AGENT_LOG``.
+and answer is appended to ``$FAKE_AGENT_LOG``, or written to stderr as a ``FAKE-AGENT-LOG {json}``
+line when it is ``-`` (in the sandbox, where no file outside the workdir can be written).
 """
 
 import json
@@ -44,19 +47,18 @@ def run_hooks(hooks, event, payload, log):
                 timeout=hook["timeout"],
             )
             answer = json.loads(proc.stdout) if proc.stdout.strip() else None
-            with open(log, "a") as f:
-                f.write(
-                    json.dumps(
-                        {
-                            "event": event,
-                            "stdin": payload,
-                            "answer": answer,
-                            "code": proc.returncode,
-                            "stderr": proc.stderr,
-                        }
-                    )
-                    + "\n"
-                )
+            record = {
+                "event": event,
+                "stdin": payload,
+                "answer": answer,
+                "code": proc.returncode,
+                "stderr": proc.stderr,
+            }
+            if log == "-":
+                print("FAKE-AGENT-LOG " + json.dumps(record), file=sys.stderr, flush=True)
+            else:
+                with open(log, "a") as f:
+                    f.write(json.dumps(record) + "\n")
             answers.append(answer)
     return answers
 
@@ -68,7 +70,9 @@ def main():
     if args == ["--version"]:
         print("2.1.197 (Claude Code)" if NAME == "claude" else "0.61.0")
         return 0
-    turns = json.loads(Path(os.environ["FAKE_AGENT_SCRIPT"]).read_text())
+    turns = json.loads(
+        os.environ.get("FAKE_AGENT_TURNS") or Path(os.environ["FAKE_AGENT_SCRIPT"]).read_text()
+    )
     log = os.environ.get("FAKE_AGENT_LOG", os.devnull)
     hooks = hooks_of(args)
     session = str(uuid.uuid4())
@@ -82,6 +86,9 @@ def main():
     said = ""
     for n in range(30):
         turn = turns[min(n, len(turns) - 1)]
+        if "run" in turn:
+            done = subprocess.run(turn["run"], capture_output=True, text=True, timeout=60)
+            sys.stderr.write(done.stdout + done.stderr)
         for path, text in turn.get("write", {}).items():
             Path(path).parent.mkdir(parents=True, exist_ok=True)
             Path(path).write_text(text)

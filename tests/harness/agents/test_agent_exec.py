@@ -58,16 +58,16 @@ def run_exec(
     bin_dir: Path,
     tmp_path: Path,
 ) -> tuple[subprocess.CompletedProcess[str], dict[str, Any] | None, list[dict[str, Any]]]:
-    """Run ``donegate exec ARGS`` in the workdir; its process, its JSON, the hook calls made."""
-    script = tmp_path / "turns.json"
-    script.write_text(json.dumps(turns))
-    log = tmp_path / "agent-log.jsonl"
+    """Run ``donegate exec ARGS`` in the workdir; its process, its JSON, the hook calls made.
+
+    The agent gets its turns in its environment and logs its hook calls on stderr, so it runs
+    the same in the sandbox (where no file outside the workdir can be read or written)."""
     env = {
         **os.environ,
         "PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}",
         "PYTHONPATH": str(SRC),
-        "FAKE_AGENT_SCRIPT": str(script),
-        "FAKE_AGENT_LOG": str(log),
+        "FAKE_AGENT_TURNS": json.dumps(turns),
+        "FAKE_AGENT_LOG": "-",
         "HOME": str(tmp_path / "user-home"),
     }
     (tmp_path / "user-home").mkdir(exist_ok=True)
@@ -81,7 +81,9 @@ def run_exec(
         stdin=subprocess.DEVNULL,
     )
     summary = json.loads(proc.stdout) if proc.stdout.startswith("{") else None
-    calls = [json.loads(line) for line in log.read_text().splitlines()] if log.exists() else []
+    mark = "FAKE-AGENT-LOG "
+    calls = [json.loads(line.removeprefix(mark)) for line in proc.stderr.splitlines()
+             if line.startswith(mark)]  # fmt: skip
     return proc, summary, calls
 
 
@@ -161,6 +163,41 @@ def test_ticked_todos_do_not_make_a_failing_task_done(
     )  # fmt: skip
     assert proc.returncode == 3
     assert summary is not None and summary["escalation"]["failed_checks"] == ["file_exists: b.txt"]
+
+
+def test_the_tasks_checklist_joins_the_agents_todos_and_an_open_item_blocks(
+    homes: dict[str, Path], bin_dir: Path, tmp_path: Path
+) -> None:
+    task = write_task(tmp_path / "cl.yaml", id="cl", checks=[{"file_exists": "a.txt"}],
+                      checklist=["Update the changelog"], max_continuations=2)  # fmt: skip
+    both = {**HALF, "todos": [{"content": "write a", "status": "completed"}]}
+    proc, summary, calls = run_exec(
+        ["--task", str(task), "--json", "--", "claude", "-p", "x"],
+        [both], homes=homes, bin_dir=bin_dir, tmp_path=tmp_path,
+    )  # fmt: skip
+    # the checks pass, but the task's checklist item is in no todo list the agent kept
+    assert proc.returncode == 3, proc.stderr
+    assert summary is not None and summary["status"] == "escalated"
+    assert summary["escalation"]["open_items"] == ["Update the changelog"]
+    blocks = [c["answer"] for c in calls if c["event"] == "Stop"]
+    assert [a["decision"] if a else None for a in blocks] == ["block", "block", None]
+    assert "Update the changelog (not in the agent's todo list)" in blocks[0]["reason"]
+
+
+def test_a_checklist_item_the_agent_lists_and_completes_lets_exec_end_done(
+    homes: dict[str, Path], bin_dir: Path, tmp_path: Path
+) -> None:
+    task = write_task(tmp_path / "cl.yaml", id="cl", checks=[{"file_exists": "a.txt"}],
+                      checklist=["Update the changelog"], max_continuations=2)  # fmt: skip
+    listed = {**HALF, "todos": [{"content": "update the  changelog", "status": "in_progress"}]}
+    ticked = {"say": "Changelog updated.",
+              "todos": [{"content": "Update the changelog", "status": "completed"}]}  # fmt: skip
+    proc, summary, _ = run_exec(
+        ["--task", str(task), "--json", "--", "claude", "-p", "x"],
+        [listed, ticked], homes=homes, bin_dir=bin_dir, tmp_path=tmp_path,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    assert summary is not None and (summary["status"], summary["continuations"]) == ("done", 1)
 
 
 def test_an_agent_that_crashes_fails_exit_4(

@@ -62,5 +62,5 @@ def test_a_task_kept_in_the_workdir_is_protected_automatically(
     task.write_text(task.read_text().replace("done.txt", "README.md").replace("ship", "ship"))
     (work / "README.md").write_text("x")
     out = hook("gemini", payload("gemini", work), task=str(task))
-    assert out.action == "block"
-    assert out.problems == ("protected file changed: task.yaml",)
+    assert out.action == "block"  # pinned at the session's first event: a change is tampering
+    assert "task.yaml changed since the session's first event" in str(out.output), out

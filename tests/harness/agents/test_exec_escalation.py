@@ -5,8 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from donegate.harness.agents.execute import ExecEscalation, ExecResult, _report
-from donegate.harness.checks import CheckResult
 from donegate.harness.escalation import build_report, write_report
+from donegate.records.check import CheckResult
 
 
 def test_a_readable_report_is_kept_typed_and_summarised_with_what_was_left(tmp_path: Path) -> None:

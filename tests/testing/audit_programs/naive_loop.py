@@ -2,7 +2,8 @@
 
 Modes (first argument before the prompt): ``naive`` stops on any tool-less turn;
 ``extra`` asks the model once more after its answer (one call too many);
-``cut`` runs tool calls even when the turn was cut at the output limit.
+``cut`` runs tool calls even when the turn was cut at the output limit; ``finish`` also offers
+a ``task_complete(summary)`` tool and ends on its call, printing the summary.
 """
 
 import json
@@ -20,6 +21,13 @@ TOOLS = [
         },
     }
 ]
+FINISH = {
+    "type": "function",
+    "function": {
+        "name": "task_complete",
+        "parameters": {"type": "object", "properties": {"summary": {"type": "string"}}},
+    },
+}
 
 
 def bash(raw: str) -> str:
@@ -35,11 +43,16 @@ def main() -> int:
     mode, prompt = sys.argv[1], sys.argv[-1]
     client = openai.OpenAI(max_retries=2)
     messages: list[dict[str, object]] = [{"role": "user", "content": prompt}]
+    tools = [*TOOLS, FINISH] if mode == "finish" else TOOLS
     while True:
         choice = client.chat.completions.create(
-            model="gpt-4o-mini", messages=messages, tools=TOOLS
+            model="gpt-4o-mini", messages=messages, tools=tools
         ).choices[0]
         calls = choice.message.tool_calls or []
+        for call in calls:
+            if call.function.name == "task_complete":
+                print(json.loads(call.function.arguments)["summary"])
+                return 0
         if not calls:
             if mode == "extra" and messages[-1].get("content") != "Are you sure?":
                 messages.append({"role": "assistant", "content": choice.message.content})

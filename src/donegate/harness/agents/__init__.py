@@ -9,11 +9,12 @@ writes a CLI's project config; `exec` runs a CLI headless with the gate installe
 from __future__ import annotations
 
 from donegate.errors import UserError
-from donegate.harness.agents.base import AgentCLI, StopEvent, TodoItem
+from donegate.harness.agents.base import AgentCLI, StopEvent
 from donegate.harness.agents.claude import CLAUDE
 from donegate.harness.agents.codex import CODEX
 from donegate.harness.agents.core import HookOptions, HookOutcome, run_hook
 from donegate.harness.agents.gemini import GEMINI
+from donegate.records.checklist import TodoItem
 
 __all__ = [
     "AGENTS",

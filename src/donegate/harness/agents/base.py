@@ -16,7 +16,9 @@ from pathlib import Path
 from typing import Any, Literal
 
 from donegate.errors import HookInputError, TodoStateError, UserError
-from donegate.harness.agents.transcript import TranscriptRef
+from donegate.records.checklist import TodoItem
+from donegate.records.judgement import TranscriptRef
+from donegate.results import Spend
 
 __all__ = [
     "MAX_PAYLOAD_BYTES",
@@ -25,7 +27,6 @@ __all__ = [
     "ExecSetup",
     "HookInputError",
     "StopEvent",
-    "TodoItem",
     "TodoStateError",
     "parse_payload",
     "safe_id",
@@ -62,42 +63,6 @@ class StopEvent:
     """Background work the CLI reports still running (the CLI wakes the agent when it ends)."""
     payload: Mapping[str, Any] = field(default_factory=dict)
     """The whole payload, for the CLI module's own readers."""
-
-
-TodoStatus = Literal["open", "done", "blocked"]
-"""A todo item's status once normalised across the CLIs."""
-
-
-@dataclass(frozen=True, kw_only=True, slots=True)
-class TodoItem:
-    """One item of the agent's own todo list or goal: the model's account, never proof."""
-
-    text: str
-    status: TodoStatus
-    """Normalised: ``done`` (completed, cancelled), ``blocked`` (a blocker stated), ``open``."""
-    raw_status: str
-    """The status as the CLI stores it."""
-    source: str
-    """Where it was read (``claude tasks``, ``TodoWrite``, ``codex goal``, ``write_todos``)."""
-
-    def as_data(self) -> dict[str, str]:
-        """Plain values for state records and reports."""
-        return {
-            "text": self.text,
-            "status": self.status,
-            "raw_status": self.raw_status,
-            "source": self.source,
-        }
-
-    @classmethod
-    def read(
-        cls, text: str, raw_status: object, statuses: Mapping[str, TodoStatus], source: str
-    ) -> TodoItem:
-        """An item as a CLI stores it: `statuses` maps its status words (others are open),
-        and both strings are bounded (they come from files the agent writes)."""
-        raw = str(raw_status)
-        return cls(text=text[:300], status=statuses.get(raw, "open"), raw_status=raw[:40],
-                   source=source)  # fmt: skip
 
 
 class AgentCLI:
@@ -179,6 +144,11 @@ class AgentCLI:
         """The CLI's own data folder(s): transcripts under them may be read."""
         return []
 
+    def state_folders(self, env: Mapping[str, str]) -> list[Path]:
+        """The folders the CLI keeps its own state in under `env` (its config home): writable
+        in the sandbox ``donegate exec`` runs it in, where the rest of the home is not there."""
+        return []
+
     def todos(self, event: StopEvent, transcript: TranscriptRef) -> list[TodoItem]:
         """The agent's todo/goal state for this session (`TodoStateError` when unreadable)."""
         return []
@@ -211,6 +181,17 @@ class AgentCLI:
         text = stdout.strip()
         return (text[-4000:] or None), None
 
+    def spend_of(self, stdout: str) -> Spend | None:
+        """The spend the CLI itself reported in its headless output (every continuation of
+        the session included), by model; None when it printed none."""
+        return None
+
+    def transcript_spend(self, transcript: TranscriptRef) -> Spend | None:
+        """The session's spend so far as its own transcript records it (every model call up to
+        this stop, continuations included), by model; None when it records none. The hook
+        reads it at each stop, so a budget ends the session before the next continuation."""
+        return None
+
 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class ExecSetup:
@@ -228,6 +209,8 @@ class ExecSetup:
     """The environment the CLI will run in (before this setup's changes)."""
     cwd: Path
     """Where the CLI will run."""
+    budget_usd: float | None = None
+    """The task's dollar budget: a CLI with a spend cap of its own is given it."""
 
 
 def parse_payload(raw: str | bytes) -> dict[str, Any]:

@@ -16,11 +16,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from donegate.config import data_dir
-from donegate.harness.agents.base import AgentCLI, StopEvent, TodoItem, safe_id
+from donegate.config import data_dir, data_path
+from donegate.harness.agents.base import AgentCLI, StopEvent, safe_id
 from donegate.harness.agents.state import CLAIM_CAP, HookState, Round, StateStore, TamperedState
-from donegate.harness.checks import CheckResult
 from donegate.harness.spec import TaskSpec
+from donegate.records.check import CheckResult
+from donegate.records.checklist import TodoItem
 
 __all__ = [
     "FALLBACK_BUDGET",
@@ -46,7 +47,7 @@ FALLBACK_BUDGET = 3
 RESERVE_S = 1.5
 """Seconds of the deadline kept for writing state and reports after the checks."""
 
-Action = Literal["block", "pass", "defer", "escalate", "open"]
+HookAction = Literal["block", "pass", "defer", "escalate", "open"]
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -63,19 +64,26 @@ class HookOptions:
     """Let the stop through when the hook itself fails (default: block, counted)."""
     max_continuations: int | None = None
     """Override the task's ``max_continuations``."""
+    budget_usd: float | None = None
+    """Override the task's ``budget.usd`` (``exec --budget-usd`` hands it to its hooks)."""
+    budget_tokens: int | None = None
+    """Override the task's ``budget.tokens``."""
     exec_run: str | None = None
     """The ``donegate exec`` run id this hook reports to."""
     check_timeout: float = 120.0
     """A check's timeout when it sets none (the deadline still bounds it)."""
     usage_error: str | None = None
     """A command-line problem found before the hook ran: a hook error, failed closed."""
+    freeze: tuple[int, ...] = ()
+    """Processes whose trees stop while the hook looks at the world (the agent's sandbox under
+    ``donegate exec``, handed in by its gateway), so nothing changes the files mid-look."""
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class HookOutcome:
     """What the hook decided, and what to print."""
 
-    action: Action
+    action: HookAction
     """``block``; ``pass`` (done); ``defer`` (work running); ``escalate``; ``open`` (fail-open)."""
     output: dict[str, Any] | None
     """The JSON answer for stdout (None: print nothing, the stop goes ahead)."""
@@ -134,12 +142,12 @@ class HookCall:
 
 def state_root() -> Path:
     """Where hook state lives: ``data_dir()/hooks``."""
-    return data_dir() / "hooks"
+    return data_path("hooks")
 
 
 def exec_dir(run_id: str) -> Path:
     """The record folder of one ``donegate exec`` run."""
-    return data_dir() / "exec" / safe_id(run_id)
+    return data_path("exec") / safe_id(run_id)
 
 
 def choose_store(call: HookCall) -> None:

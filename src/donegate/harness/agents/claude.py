@@ -25,22 +25,23 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from donegate.harness.agents.base import (
-    AgentCLI,
-    EventKind,
-    ExecSetup,
-    StopEvent,
-    TodoItem,
-    TodoStatus,
-    safe_id,
-)
-from donegate.harness.agents.transcript import TranscriptRef, jsonl_records
+from donegate.harness.agents.base import AgentCLI, EventKind, ExecSetup, StopEvent, safe_id
+from donegate.harness.agents.transcript import jsonl_records
+from donegate.messages import Usage
+from donegate.records.checklist import TodoItem
+from donegate.records.judgement import TranscriptRef
+from donegate.records.status import ItemStatus
+from donegate.results import Spend, SpendLine
 
 __all__ = ["CLAUDE", "ClaudeCode", "config_dir"]
 
 _MAX_TASK_FILES = 500
 _MAX_TASK_BYTES = 64 * 1024
-_STATUS: dict[str, TodoStatus] = {"completed": "done", "pending": "open", "in_progress": "open"}
+_STATUS: dict[str, ItemStatus] = {
+    "completed": ItemStatus.DONE,
+    "pending": ItemStatus.OPEN,
+    "in_progress": ItemStatus.OPEN,
+}
 
 
 def config_dir() -> Path:
@@ -80,6 +81,12 @@ class ClaudeCode(AgentCLI):
         """``$CLAUDE_CONFIG_DIR`` or ``~/.claude``."""
         return [config_dir()]
 
+    def state_folders(self, env: Mapping[str, str]) -> list[Path]:
+        """``$CLAUDE_CONFIG_DIR`` or ``~/.claude`` of `env`."""
+        if env.get("CLAUDE_CONFIG_DIR"):
+            return [Path(env["CLAUDE_CONFIG_DIR"]).expanduser()]
+        return [_home(env) / ".claude"]
+
     def todos(self, event: StopEvent, transcript: TranscriptRef) -> list[TodoItem]:
         """Task files of the session (main agent only), then the latest TodoWrite list."""
         items: list[TodoItem] = []
@@ -115,6 +122,10 @@ class ClaudeCode(AgentCLI):
         args = list(argv[1:])
         if not any(a in ("-p", "--print") for a in args):
             args.insert(0, "-p")  # headless: an interactive session would wait for a person
+        if setup.budget_usd is not None and "--max-budget-usd" not in args:
+            # Claude Code's own cap: it ends the session (error_max_budget_usd) once its
+            # reported cost reaches the task's budget, continuations included
+            args += ["--max-budget-usd", f"{setup.budget_usd:g}"]
         env = {}
         if "CLAUDE_CODE_STOP_HOOK_BLOCK_CAP" not in setup.env:
             env["CLAUDE_CODE_STOP_HOOK_BLOCK_CAP"] = str(setup.budget + 2)
@@ -133,6 +144,64 @@ class ClaudeCode(AgentCLI):
         elif result is not None and result.startswith("API Error"):
             error = result  # provider errors have been reported as subtype "success"
         return result, error
+
+    def transcript_spend(self, transcript: TranscriptRef) -> Spend | None:
+        """Each assistant message's ``usage`` (a message split over several records is counted
+        once, by its id), priced by its model when the price is known."""
+        calls: dict[str, tuple[str, Usage]] = {}
+        for record in jsonl_records(transcript):
+            message = record.get("message")
+            if record.get("type") != "assistant" or not isinstance(message, dict):
+                continue
+            raw = message.get("usage")
+            if not isinstance(raw, dict):
+                continue
+            read, write = _n(raw, "cache_read_input_tokens"), _n(raw, "cache_creation_input_tokens")
+            usage = Usage(input_tokens=_n(raw, "input_tokens") + read + write,
+                          output_tokens=_n(raw, "output_tokens"), cache_read_tokens=read,
+                          cache_write_tokens=write)  # fmt: skip
+            model = message.get("model") if isinstance(message.get("model"), str) else "claude"
+            key = message.get("id") or record.get("uuid") or str(len(calls))
+            calls[str(key)] = (f"anthropic:{model}", usage)
+        from donegate.spend import spend_of_calls  # here: only a task with a budget asks
+
+        return spend_of_calls(calls.values())
+
+    def spend_of(self, stdout: str) -> Spend | None:
+        """``total_cost_usd`` and ``modelUsage`` of the result object (the cost per model as
+        Claude Code computed it); one line for the whole cost when the models do not add up."""
+        return _claude_spend(stdout)
+
+
+def _claude_spend(stdout: str) -> Spend | None:
+    record = _last_result(stdout)
+    if record is None or not isinstance(record.get("total_cost_usd"), int | float):
+        return None
+    lines = []
+    models = record.get("modelUsage")
+    for name, data in models.items() if isinstance(models, dict) else ():
+        if not isinstance(data, dict):
+            continue
+        read, write = _n(data, "cacheReadInputTokens"), _n(data, "cacheCreationInputTokens")
+        usage = Usage(input_tokens=_n(data, "inputTokens") + read + write,
+                      output_tokens=_n(data, "outputTokens"), cache_read_tokens=read,
+                      cache_write_tokens=write)  # fmt: skip
+        cost = data.get("costUSD")
+        usd = float(cost) if isinstance(cost, int | float) else None
+        lines.append(SpendLine(model=f"anthropic:{name}", role="agent", usage=usage, usd=usd))
+    total = float(record["total_cost_usd"])
+    if not lines or abs(sum(line.usd or 0.0 for line in lines) - total) > 1e-9:
+        lines = [SpendLine(model="anthropic:claude-code", role="agent", usd=total)]
+    return Spend(lines=tuple(lines))
+
+
+def _n(data: dict[str, Any], key: str) -> int:
+    value = data.get(key)
+    return value if isinstance(value, int) and value >= 0 else 0
+
+
+def _home(env: Mapping[str, str]) -> Path:
+    return Path(env["HOME"]).expanduser() if env.get("HOME") else Path.home()
 
 
 def _task_files(folder: Path) -> list[TodoItem]:
@@ -160,7 +229,7 @@ def _task_files(folder: Path) -> list[TodoItem]:
 
 def _unreadable(path: Path) -> TodoItem:
     return TodoItem(
-        text=f"task file {path.name}", status="open", raw_status="unreadable",
+        text=f"task file {path.name}", status=ItemStatus.OPEN, raw_status="unreadable",
         source="claude tasks",
     )  # fmt: skip
 

@@ -25,7 +25,6 @@ import contextlib
 import json
 import os
 import signal
-import sqlite3
 import subprocess
 import threading
 import time
@@ -34,21 +33,21 @@ from pathlib import Path
 from typing import Any
 
 from donegate.errors import UserError
-from donegate.harness.agents.base import (
-    AgentCLI,
-    EventKind,
-    ExecSetup,
-    StopEvent,
-    TodoItem,
-    TodoStateError,
-    TodoStatus,
-)
-from donegate.harness.agents.transcript import TranscriptRef
+from donegate.harness.agents.base import AgentCLI, EventKind, ExecSetup, StopEvent, TodoStateError
+from donegate.harness.agents.transcript import jsonl_records
+from donegate.messages import Usage
+from donegate.records.checklist import TodoItem
+from donegate.records.judgement import TranscriptRef
+from donegate.records.status import ItemStatus
+from donegate.results import Spend, SpendLine
 
 __all__ = ["CODEX", "CodexCLI", "codex_home", "hook_hashes", "trust_entries"]
 
 GOALS_DB = "goals_1.sqlite"
-_STATUS: dict[str, TodoStatus] = {"complete": "done", "blocked": "blocked"}
+_STATUS: dict[str, ItemStatus] = {
+    "complete": ItemStatus.DONE,
+    "blocked": ItemStatus.BLOCKED,
+}
 
 
 def codex_home() -> Path:
@@ -75,6 +74,13 @@ class CodexCLI(AgentCLI):
         """``$CODEX_HOME`` or ``~/.codex``."""
         return [codex_home()]
 
+    def state_folders(self, env: Mapping[str, str]) -> list[Path]:
+        """``$CODEX_HOME`` or ``~/.codex`` of `env`."""
+        if env.get("CODEX_HOME"):
+            return [Path(env["CODEX_HOME"]).expanduser()]
+        home = Path(env["HOME"]).expanduser() if env.get("HOME") else Path.home()
+        return [home / ".codex"]
+
     def todos(self, event: StopEvent, transcript: TranscriptRef) -> list[TodoItem]:
         """The session's goal from ``thread_goals`` (main agent only: a goal is per thread)."""
         if event.kind != "stop":
@@ -82,6 +88,8 @@ class CodexCLI(AgentCLI):
         path = codex_home() / GOALS_DB
         if not path.is_file():
             return []
+        import sqlite3  # here: only a Codex home with goals needs it, and every hook imports this
+
         try:
             db = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True, timeout=2.0)
             try:
@@ -153,6 +161,53 @@ class CodexCLI(AgentCLI):
         if last is None and error is None:
             return super().result_of(stdout)
         return last, error
+
+    def spend_of(self, stdout: str) -> Spend | None:
+        """``--json``: the ``usage`` of every ``turn.completed`` event, added up (Codex CLI
+        prints tokens, not dollars: the task's prices price them)."""
+        usage, seen = Usage(), False
+        for line in stdout.splitlines()[-5000:]:
+            try:
+                event = json.loads(line)
+            except ValueError:
+                continue
+            raw = event.get("usage") if isinstance(event, dict) else None
+            if event.get("type") != "turn.completed" or not isinstance(raw, dict):
+                continue
+            cached = _count(raw, "cached_input_tokens")
+            usage += Usage(input_tokens=_count(raw, "input_tokens"), cache_read_tokens=cached,
+                           output_tokens=_count(raw, "output_tokens"))  # fmt: skip
+            seen = True
+        if not seen:
+            return None
+        return Spend(lines=(SpendLine(model="openai:codex", role="agent", usage=usage, usd=None),))
+
+    def transcript_spend(self, transcript: TranscriptRef) -> Spend | None:
+        """The rollout's last ``token_count`` event: ``info.total_token_usage`` is the session's
+        running total, priced by the model of its ``turn_context`` when the price is known."""
+        model, total = "codex", None
+        for record in jsonl_records(transcript):
+            payload = record.get("payload")
+            if not isinstance(payload, dict):
+                continue
+            if record.get("type") == "turn_context" and isinstance(payload.get("model"), str):
+                model = payload["model"]
+            info = payload.get("info") if payload.get("type") == "token_count" else None
+            if isinstance(info, dict) and isinstance(info.get("total_token_usage"), dict):
+                total = info["total_token_usage"]
+        if total is None:
+            return None
+        cached = _count(total, "cached_input_tokens")
+        usage = Usage(input_tokens=_count(total, "input_tokens"), cache_read_tokens=cached,
+                      output_tokens=_count(total, "output_tokens"))  # fmt: skip
+        from donegate.spend import spend_of_calls  # here: only a task with a budget asks
+
+        return spend_of_calls([(f"openai:{model}", usage)])
+
+
+def _count(raw: dict[str, Any], key: str) -> int:
+    value = raw.get(key)
+    return value if isinstance(value, int) and value >= 0 else 0
 
 
 def hook_hashes(

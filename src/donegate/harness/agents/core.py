@@ -24,8 +24,10 @@
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import time
 import traceback
+from pathlib import Path
 from typing import Any
 
 from donegate.errors import UserError
@@ -37,6 +39,7 @@ from donegate.harness.agents.call import (
     HookCall,
     HookOptions,
     HookOutcome,
+    absolute,
     budget_of,
     cap_claim,
     choose_store,
@@ -49,9 +52,10 @@ from donegate.harness.agents.call import (
 from donegate.harness.agents.deadline import GRACE_S
 from donegate.harness.agents.fault import escalate, fault, last_resort
 from donegate.harness.agents.judge import baseline, certify_stop, judge, round_data
-from donegate.harness.agents.state import Round, StateStore
-from donegate.harness.gate import nudge_text
-from donegate.harness.spec import TaskSpec, load_task
+from donegate.harness.agents.state import HookState, Round, StateStore
+from donegate.harness.decision import decide
+from donegate.harness.spec import TaskSpec, load_task, with_budget
+from donegate.records.judgement import Judgement
 
 __all__ = [
     "FALLBACK_BUDGET",
@@ -122,11 +126,75 @@ def _run(call: HookCall, stdin_text: str | bytes) -> HookOutcome:
 # -- the decision -----------------------------------------------------------------------------
 
 
+def task_digest(task_path: str) -> str:
+    """SHA-256 of the task file's bytes (what a session pins at its first event)."""
+    with open(task_path, "rb") as handle:
+        return hashlib.sha256(handle.read(_MAX_TASK_BYTES)).hexdigest()
+
+
+_MAX_TASK_BYTES = 16 * 1024 * 1024
+
+
+def _task_changed(digest: str | None, task_path: str) -> tuple[str, str | None]:
+    """The task file's digest now, and why it is tampering when it is not the pinned one."""
+    pinned = task_digest(task_path)
+    if digest is not None and digest != pinned:
+        return pinned, (
+            f"the task file {absolute(task_path)} changed since the session's first event "
+            "(pinned then, never taken again at a stop): treated as tampering"
+        )
+    return pinned, None
+
+
+def _started(
+    call: HookCall,
+    spec: TaskSpec,
+    event: StopEvent,
+    state: HookState,
+    path: Path,
+    *,
+    root: Path,
+    task_path: str,
+    round_: Round,
+    carry: dict[str, Any],
+    budget: int,
+) -> HookOutcome:
+    """A session's first event: the start is taken (or the kept one reused), nothing judged."""
+    manifest = protected.take(spec, root, task_path, session=event.session_id)
+    note = f"protected files digested: {len(manifest.get('files', {}))}"
+    state = state.with_round(
+        round_.model_copy(update={"note": note}), **carry, protected=state.protected or manifest
+    )
+    written = save_state(call, path, state)
+    report_to_exec(call, event, "started", state, note)
+    return HookOutcome(action="pass", output=None, log=(*call.log, f"donegate: {note}"),
+                       budget=budget, state=written)  # fmt: skip
+
+
+def _budget_exhausted(call: HookCall, spec: TaskSpec, found: Judgement) -> str | None:
+    """``budget exhausted: ...`` when the session's transcript shows the task's ``budget:``
+    spent (the stop would otherwise be blocked, and the next continuation pays again)."""
+    options = call.options
+    if options.budget_usd is not None or options.budget_tokens is not None:
+        spec = with_budget(spec, usd=options.budget_usd, tokens=options.budget_tokens)
+    if spec.budget is None or found.transcript is None:
+        return None
+    spent = call.agent.transcript_spend(found.transcript)
+    if spent is None:
+        return None
+    from donegate.spend import overrun  # here: only a task with a budget asks
+
+    return overrun(spec.budget, spent, f"{call.agent.title}'s transcript")
+
+
 def _decide(call: HookCall, spec: TaskSpec, event: StopEvent, task_path: str) -> HookOutcome:
     path = call.store.path_for(spec.id, event.session_id, event.subagent_id)
     state, tamper = load_state(call, path, spec.id, task_path)
     if tamper is not None:
         return fault(call, spec, tamper, state=state, path=path)
+    pinned, changed = _task_changed(state.task_digest, task_path)
+    if changed is not None:
+        return fault(call, spec, changed, state=state, path=path)
     root = event.cwd.resolve()
     if not root.is_dir():
         raise HookInputError(f"the session's cwd is not a directory: {root}")
@@ -137,20 +205,13 @@ def _decide(call: HookCall, spec: TaskSpec, event: StopEvent, task_path: str) ->
     carry: dict[str, Any] = {
         "last_raw_claim": event.claim,
         "exec_run": call.options.exec_run or state.exec_run,
+        "task_digest": state.task_digest or pinned,  # pinned at the session's first event
     }
 
     if event.kind == "session_start":
-        manifest = protected.take(spec, root, task_path)
-        note = f"protected files digested: {len(manifest.get('files', {}))}"
-        state = state.with_round(
-            Round(**common, outcome="started", note=note),
-            **carry,
-            protected=state.protected or manifest,
-        )
-        written = save_state(call, path, state)
-        report_to_exec(call, event, "started", state, note)
-        return HookOutcome(action="pass", output=None, log=(*call.log, f"donegate: {note}"),
-                           budget=budget, state=written)  # fmt: skip
+        return _started(call, spec, event, state, path, root=root, task_path=task_path,
+                        round_=Round(**common, outcome="started"), carry=carry,
+                        budget=budget)  # fmt: skip
 
     if event.kind == "stop" and event.running:
         note = (
@@ -165,7 +226,9 @@ def _decide(call: HookCall, spec: TaskSpec, event: StopEvent, task_path: str) ->
                            blocks=state.blocks, budget=budget, state=written)  # fmt: skip
 
     if state.protected is None:
-        state = state.model_copy(update={"protected": baseline(call, spec, root, task_path)})
+        state = state.model_copy(
+            update={"protected": baseline(call, spec, root, task_path, event.session_id)}
+        )
     found = judge(
         spec,
         call.agent,
@@ -175,9 +238,11 @@ def _decide(call: HookCall, spec: TaskSpec, event: StopEvent, task_path: str) ->
         deadline=call.deadline_at - RESERVE_S - GRACE_S,
         check_timeout=call.options.check_timeout,
         deadline_s=call.options.deadline or call.agent.default_deadline,
+        freeze=call.options.freeze,
     )
     briefs = round_data(found)
-    if not found.problems:
+    verdict = decide(found, state.blocks, budget)  # the count lives in the signed state
+    if verdict.action == "accept":
         certificate = certify_stop(call, spec, state, event, root=root, found=found)
         where = str(certificate) if certificate is not None else None
         state = state.with_round(
@@ -203,10 +268,12 @@ def _decide(call: HookCall, spec: TaskSpec, event: StopEvent, task_path: str) ->
                            todos=found.todos, problems=found.problems, state=written)  # fmt: skip
 
     problems = "; ".join(found.problems)
-    if found.stated_blocker:
-        reason = f"the agent stated a blocker: {problems}"
-    elif state.blocks < budget:
-        message = nudge_text(found.problems)
+    exhausted = _budget_exhausted(call, spec, found) if verdict.action == "continue" else None
+    if exhausted is not None:  # no continuation past the task's budget: escalated here
+        state = state.with_round(Round(**common, outcome="escalated", **briefs), **carry)
+        return escalate(call, spec, state, path, reason=exhausted, found=found, budget=budget)
+    if verdict.action == "continue":
+        message = verdict.message
         state = state.with_round(Round(**common, outcome="blocked", **briefs), **carry)
         written = save_state(call, path, state)
         if written is None:  # a block that cannot be counted could loop: the last resort
@@ -217,7 +284,5 @@ def _decide(call: HookCall, spec: TaskSpec, event: StopEvent, task_path: str) ->
                            log=(*call.log, log), blocks=state.blocks, budget=budget,
                            checks=found.checks, todos=found.todos, problems=found.problems,
                            state=written)  # fmt: skip
-    else:
-        reason = f"not done after {state.blocks} continuation(s): {problems}"
     state = state.with_round(Round(**common, outcome="escalated", **briefs), **carry)
-    return escalate(call, spec, state, path, reason=reason, found=found, budget=budget)
+    return escalate(call, spec, state, path, reason=verdict.reason, found=found, budget=budget)

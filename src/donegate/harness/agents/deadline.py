@@ -18,8 +18,10 @@ from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
 
-from donegate.harness.checks import CheckResult, run_check, run_checks
+from donegate.harness.checks import run_check, run_checks
+from donegate.harness.protect import Manifest
 from donegate.harness.spec import CheckSpec
+from donegate.records.check import CheckResult
 
 __all__ = ["GRACE_S", "run_checks_by"]
 
@@ -36,11 +38,13 @@ def run_checks_by(
     deadline: float,
     check_timeout: float = 120.0,
     label_s: float | None = None,
+    snapshot_of: Manifest | None = None,
+    freeze: Sequence[int] = (),
 ) -> list[CheckResult]:
     """Run every check before `deadline` (a `time.monotonic()` value); one result per check.
 
     `label_s` is the deadline as the user set it, for the failure details (default: the time
-    left now).
+    left now). `snapshot_of` and `freeze` go to the clean room (`checks.run_checks`).
     """
     budget = max(0.0, deadline - time.monotonic()) if label_s is None else label_s
     finished: list[CheckResult | None] = [None] * len(specs)
@@ -68,7 +72,8 @@ def run_checks_by(
         return result
 
     worker = threading.Thread(
-        target=run_checks, args=(specs, workdir), kwargs={"runner": one}, daemon=True,
+        target=run_checks, args=(specs, workdir), daemon=True,
+        kwargs={"runner": one, "snapshot_of": snapshot_of, "freeze": freeze},
         name="donegate-hook-checks",
     )  # fmt: skip
     worker.start()

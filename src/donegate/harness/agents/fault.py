@@ -21,11 +21,11 @@ from donegate.harness.agents.call import (
     report_to_exec,
     save_state,
 )
-from donegate.harness.agents.judge import Judgement, pointer
+from donegate.harness.agents.judge import pointer
 from donegate.harness.agents.report import hook_report
 from donegate.harness.agents.state import HookState, Round
-from donegate.harness.escalation import write_report
 from donegate.harness.spec import TaskSpec
+from donegate.records.judgement import Judgement
 
 __all__ = ["escalate", "fault", "last_resort"]
 
@@ -132,7 +132,7 @@ def escalate(
 ) -> HookOutcome:
     """Write the escalation report (once), record it in the state, and let the stop through."""
     event = call.event
-    ref = found.transcript if found is not None else pointer(call)
+    ref = found.transcript if found is not None and found.transcript else pointer(call)
     checks = found.checks if found is not None else ()
     todos = found.todos if found is not None else ()
     report = hook_report(
@@ -147,6 +147,8 @@ def escalate(
         cwd=event.cwd if event is not None else None,
         state_path=path,
     )
+    from donegate.harness.escalation import write_report  # here: only an escalation needs it
+
     out = call.store.root.parent / "escalations"
     json_path: Path | None = None
     try:

@@ -27,19 +27,22 @@ from pathlib import Path
 from typing import Any
 
 from donegate.errors import UserError
-from donegate.harness.agents.base import (
-    AgentCLI,
-    EventKind,
-    ExecSetup,
-    StopEvent,
-    TodoItem,
-    TodoStatus,
-)
-from donegate.harness.agents.transcript import TranscriptRef, jsonl_records
+from donegate.harness.agents.base import AgentCLI, EventKind, ExecSetup, StopEvent
+from donegate.harness.agents.transcript import jsonl_records
+from donegate.messages import Usage
+from donegate.records.checklist import TodoItem
+from donegate.records.judgement import TranscriptRef
+from donegate.records.status import ItemStatus
+from donegate.results import Spend, SpendLine
+from donegate.spend import PriceBook
 
 __all__ = ["GEMINI", "GeminiCLI", "gemini_dir"]
 
-_STATUS: dict[str, TodoStatus] = {"completed": "done", "cancelled": "done", "blocked": "blocked"}
+_STATUS: dict[str, ItemStatus] = {
+    "completed": ItemStatus.DONE,
+    "cancelled": ItemStatus.DONE,
+    "blocked": ItemStatus.BLOCKED,
+}
 
 
 def gemini_dir() -> Path:
@@ -74,6 +77,14 @@ class GeminiCLI(AgentCLI):
     def data_roots(self) -> list[Path]:
         """``~/.gemini`` (under ``$GEMINI_CLI_HOME`` when set)."""
         return [gemini_dir()]
+
+    def state_folders(self, env: Mapping[str, str]) -> list[Path]:
+        """``$GEMINI_CLI_HOME`` (exec's run home, whose entries link to the user's own) or
+        ``~/.gemini`` of `env`."""
+        if env.get("GEMINI_CLI_HOME"):
+            return [Path(env["GEMINI_CLI_HOME"]).expanduser()]
+        home = Path(env["HOME"]).expanduser() if env.get("HOME") else Path.home()
+        return [home / ".gemini"]
 
     def todos(self, event: StopEvent, transcript: TranscriptRef) -> list[TodoItem]:
         """The latest ``write_todos`` list in the transcript."""
@@ -151,6 +162,53 @@ class GeminiCLI(AgentCLI):
             response if isinstance(response, str) else None,
             json.dumps(error)[:500] if error else None,
         )
+
+    def transcript_spend(self, transcript: TranscriptRef) -> Spend | None:
+        """Each ``gemini`` record's ``tokens`` (``input``, ``output``, ``cached``,
+        ``thoughts``; a record written again under its id is counted once), priced by its
+        ``model`` when the price is known."""
+        calls: dict[str, tuple[str, Usage]] = {}
+        for record in jsonl_records(transcript):
+            tokens = record.get("tokens")
+            if record.get("type") != "gemini" or not isinstance(tokens, dict):
+                continue
+            usage = Usage(input_tokens=_count(tokens, "input"),
+                          output_tokens=_count(tokens, "output") + _count(tokens, "thoughts"),
+                          cache_read_tokens=_count(tokens, "cached"))  # fmt: skip
+            model = record.get("model") if isinstance(record.get("model"), str) else "gemini"
+            calls[str(record.get("id") or len(calls))] = (f"google:{model}", usage)
+        from donegate.spend import spend_of_calls  # here: only a task with a budget asks
+
+        return spend_of_calls(calls.values())
+
+    def spend_of(self, stdout: str) -> Spend | None:
+        """``-o json``: ``stats.models.<model>.tokens`` (``prompt``, ``candidates``,
+        ``cached``), one line per model priced by `genai-prices` (Gemini CLI prints no cost)."""
+        try:
+            data = json.loads(stdout.strip())
+        except ValueError:
+            return None
+        stats = data.get("stats") if isinstance(data, dict) else None
+        models = stats.get("models") if isinstance(stats, dict) else None
+        if not isinstance(models, dict):
+            return None
+        book, lines = PriceBook(), []
+        for name, entry in models.items():
+            tokens = entry.get("tokens") if isinstance(entry, dict) else None
+            if not isinstance(tokens, dict):
+                continue
+            usage = Usage(input_tokens=_count(tokens, "prompt"),
+                          output_tokens=_count(tokens, "candidates") + _count(tokens, "thoughts"),
+                          cache_read_tokens=_count(tokens, "cached"))  # fmt: skip
+            model = f"google:{name}"
+            lines.append(SpendLine(model=model, role="agent", usage=usage,
+                                   usd=book.cost(model, usage)))  # fmt: skip
+        return Spend(lines=tuple(lines)) if lines else None
+
+
+def _count(raw: dict[str, Any], key: str) -> int:
+    value = raw.get(key)
+    return value if isinstance(value, int) and value >= 0 else 0
 
 
 def _without_comments(text: str) -> str:

@@ -9,46 +9,57 @@ from __future__ import annotations
 import contextlib
 import json
 import time
-from dataclasses import dataclass
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from donegate.harness.agents import protected
-from donegate.harness.agents.base import AgentCLI, StopEvent, TodoItem, TodoStateError
+from donegate.harness.agents.base import AgentCLI, StopEvent, TodoStateError
 from donegate.harness.agents.call import HookCall, exec_dir
 from donegate.harness.agents.deadline import run_checks_by
 from donegate.harness.agents.report import certify
 from donegate.harness.agents.state import CheckBrief, HookState, TodoRecord
-from donegate.harness.agents.transcript import TranscriptRef, locate
-from donegate.harness.checks import CheckResult
+from donegate.harness.agents.transcript import locate
+from donegate.harness.poison import review_changes
 from donegate.harness.spec import TaskSpec
+from donegate.records.checklist import TodoItem
+from donegate.records.judgement import Judgement, TranscriptRef
+from donegate.records.status import ItemStatus
 
 __all__ = [
-    "Judgement",
+    "NOT_LISTED",
     "baseline",
     "certify_stop",
+    "checklist_gaps",
     "judge",
     "pointer",
     "round_data",
     "transcript_roots",
+    "with_checklist",
 ]
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
-class Judgement:
-    """What one look at the world found: checks, protected files, the agent's todo state."""
+NOT_LISTED = "not in the agent's todo list"
+"""The status of a task checklist item the agent's own list does not hold (it is open)."""
 
-    checks: tuple[CheckResult, ...]
-    todos: tuple[TodoItem, ...]
-    problems: tuple[str, ...]
-    """Empty when the stop may pass."""
-    transcript: TranscriptRef
 
-    @property
-    def stated_blocker(self) -> bool:
-        """Every open item is one the agent marked blocked (and at least one is)."""
-        open_items = [t for t in self.todos if t.status != "done"]
-        return bool(open_items) and all(t.status == "blocked" for t in open_items)
+def checklist_gaps(texts: Sequence[str], checklist: Sequence[str]) -> list[str]:
+    """The task's checklist items that no item of the agent's list (`texts`) names: case and
+    spacing aside, the same text."""
+    held = {_plain(t) for t in texts}
+    return [item for item in checklist if _plain(item) not in held]
+
+
+def with_checklist(todos: Sequence[TodoItem], checklist: Sequence[str]) -> tuple[TodoItem, ...]:
+    """The agent's todo items joined by the task's ``checklist:``: an item its list holds takes
+    the agent's status; one it does not hold is open, and blocks like any open item."""
+    missing = checklist_gaps([t.text for t in todos], checklist)
+    return (*todos, *(TodoItem(text=item, status=ItemStatus.OPEN, raw_status=NOT_LISTED,
+                               source="task checklist") for item in missing))  # fmt: skip
+
+
+def _plain(text: str) -> str:
+    return " ".join(text.split()).casefold()
 
 
 def judge(
@@ -61,31 +72,44 @@ def judge(
     deadline: float,
     check_timeout: float = 120.0,
     deadline_s: float | None = None,
+    freeze: tuple[int, ...] = (),
 ) -> Judgement:
     """Look at the world for one stop: checks, protected files, the agent's todo state.
 
     The checks must end by `deadline` (`time.monotonic()`); `deadline_s` names it in details.
+    The process trees under `freeze` (the agent's sandbox, under exec) are stopped while the
+    clean room copies the workdir.
     """
     ref = locate(event.transcript_path, transcript_roots(agent, root))
     problems: list[str] = []
     changes = protected.changes(manifest, root)
     problems.extend(changes)
+    review = review_changes(protected.manifest(manifest, root), spec.checks)
+    problems.extend(review.problems(verifier=False))
     try:
         todos = tuple(agent.todos(event, ref))
     except TodoStateError as exc:
         todos = ()
         problems.append(f"the agent's todo state could not be read ({exc})")
+    todos = with_checklist(todos, spec.checklist)
     open_items = [t for t in todos if t.status != "done"]
     if open_items:
         problems.append(
             "open todo items: " + ", ".join(f"{t.text} ({t.raw_status})" for t in open_items)
         )
-    checks = tuple(
+    ran = tuple(
         run_checks_by(
-            spec.checks, root, deadline=deadline, check_timeout=check_timeout, label_s=deadline_s
+            spec.checks,
+            root,
+            deadline=deadline,
+            check_timeout=check_timeout,
+            label_s=deadline_s,
+            snapshot_of=protected.manifest(manifest, root),
+            freeze=freeze,
         )
     )
-    failed = [c for c in checks if not c.passed]
+    checks = review.results(verifier=False) + ran
+    failed = [c for c in ran if not c.passed]
     if failed:
         problems.append("failed checks: " + ", ".join(f"{c.name} ({c.detail})" for c in failed))
     return Judgement(checks=checks, todos=todos, problems=tuple(problems), transcript=ref)
@@ -148,10 +172,13 @@ def certify_stop(
         continuations=state.blocks,
         transcript=found.transcript,
         todos=found.todos,
+        task_file=call.options.task,
     )
 
 
-def baseline(call: HookCall, spec: TaskSpec, root: Path, task_path: str) -> dict[str, Any]:
+def baseline(
+    call: HookCall, spec: TaskSpec, root: Path, task_path: str, session: str | None = None
+) -> dict[str, Any]:
     """The protected-file digests to judge against: exec's (taken before the agent ran), else now.
 
     Without a session-start hook or exec, the first stop is the earliest the hook sees the
@@ -163,4 +190,4 @@ def baseline(call: HookCall, spec: TaskSpec, root: Path, task_path: str) -> dict
             if isinstance(record, dict) and isinstance(record.get("protected"), dict):
                 manifest: dict[str, Any] = record["protected"]
                 return manifest
-    return protected.take(spec, root, task_path)
+    return protected.take(spec, root, task_path, session=session)

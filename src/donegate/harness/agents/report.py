@@ -17,18 +17,23 @@ from __future__ import annotations
 import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from donegate.config import data_dir
+from donegate.config import data_path
 from donegate.harness.agents import protected
-from donegate.harness.agents.base import TodoItem
 from donegate.harness.agents.state import HookState
-from donegate.harness.agents.transcript import TranscriptRef
 from donegate.harness.certificate import build_certificate, write_certificate
-from donegate.harness.checks import CheckResult
-from donegate.harness.escalation import Claim, EscalationReport, build_report
 from donegate.harness.evidence import Evidence
 from donegate.harness.spec import TaskSpec
+from donegate.records.check import CheckResult
+from donegate.records.checklist import TodoItem
+from donegate.records.judgement import TranscriptRef
+
+if TYPE_CHECKING:
+    from donegate.records.report import EscalationReport
+
+# The escalation report's module and models are imported when a session escalates: a stop that
+# passes or blocks (every stop but the last of a session) does not build them.
 
 __all__ = ["certify", "hook_report"]
 
@@ -49,6 +54,9 @@ def hook_report(
     state_path: Path,
 ) -> EscalationReport:
     """The report (`escalation.write_report` writes it)."""
+    from donegate.harness.escalation import build_report
+    from donegate.records.report import Claim
+
     rounds = [r for r in state.rounds if r.outcome in _REPORTED]
     return build_report(
         task_id=spec.id if spec is not None else state.task,
@@ -101,6 +109,7 @@ def certify(
     continuations: int,
     transcript: TranscriptRef | None = None,
     todos: Sequence[TodoItem] = (),
+    task_file: str | Path | None = None,
 ) -> Path:
     """Write the signed certificate of a session whose checks passed; its path.
 
@@ -123,5 +132,6 @@ def certify(
         protected=protected.manifest(dict(manifest) if manifest else None, root),
         agent=agent,
         agent_transcript=transcript.as_data() if transcript is not None else None,
+        task_file=task_file,
     )
-    return write_certificate(cert, data_dir() / "certificates")
+    return write_certificate(cert, data_path("certificates"))

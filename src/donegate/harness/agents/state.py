@@ -27,7 +27,10 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
+from donegate.errors import UserError
 from donegate.harness.agents.base import safe_id
+from donegate.harness.signing import canonical, sign, signature_problem, signing_key
+from donegate.records.status import ItemStatus
 
 __all__ = [
     "CLAIM_CAP",
@@ -44,6 +47,8 @@ KIND: Literal["donegate.hook-state"] = "donegate.hook-state"
 CLAIM_CAP = 4000
 """Characters of a claim kept per round (a claim is evidence, not a transcript)."""
 _KEY_FILE = "state.key"
+_INDEX_FILE = "sessions.index"
+_MAX_INDEX_BYTES = 64 * 1024 * 1024
 _MAX_STATE_BYTES = 8 * 1024 * 1024
 _COUNTED = ("blocked", "fault")
 MAX_ROUNDS = 200
@@ -51,7 +56,9 @@ MAX_ROUNDS = 200
 MAX_TODOS = 100
 """Todo items a round keeps."""
 
-Outcome = Literal["blocked", "fault", "passed", "deferred", "escalated", "let_through", "started"]
+RoundOutcome = Literal[
+    "blocked", "fault", "passed", "deferred", "escalated", "let_through", "started"
+]
 
 
 class _Strict(BaseModel):
@@ -70,7 +77,8 @@ class TodoRecord(_Strict):
     """A todo item as a round keeps it."""
 
     text: str
-    status: Literal["open", "done", "blocked"]
+    status: ItemStatus = Field(strict=False)
+    """Lax: the state file's (and `TodoItem.as_data`'s) plain string parses into the enum."""
     raw_status: str
     source: str
 
@@ -82,7 +90,7 @@ class Round(_Strict):
     """Unix time of the decision."""
     event: str
     """``hook_event_name`` as the CLI sent it."""
-    outcome: Outcome
+    outcome: RoundOutcome
     """``blocked``/``fault`` spend a continuation; the others do not."""
     stop_hook_active: bool = False
     claim: str | None = None
@@ -121,6 +129,8 @@ class HookState(_Strict):
     """The escalation report's path, once written."""
     exec_run: str | None = None
     """The ``donegate exec`` run this session belongs to, if any."""
+    task_digest: str | None = None
+    """SHA-256 of the task file at the session's first event: pinned, never taken again."""
 
     @model_validator(mode="after")
     def _consistent(self) -> HookState:
@@ -198,6 +208,10 @@ class StateStore:
             with open(path, "rb") as handle:
                 raw = handle.read(_MAX_STATE_BYTES + 1)
         except FileNotFoundError:
+            if self.known(path):
+                raise self._tampered(
+                    path, "is missing, yet the signed index of sessions holds it"
+                ) from None
             return None
         except IsADirectoryError:
             raise self._tampered(path, "is a directory") from None
@@ -210,11 +224,71 @@ class StateStore:
         """How many records at `path` failed validation and were moved aside."""
         return len(list(path.parent.glob(f"{path.stem}.tampered-*.json")))
 
+    # -- the index of sessions seen: append-only, each line signed by the gate's key ----------
+
+    @property
+    def index_path(self) -> Path:
+        """``sessions.index`` beside the records: one signed JSON line per record ever made."""
+        return self.root / _INDEX_FILE
+
+    def known(self, path: Path) -> bool:
+        """Whether the gate made a record at `path` before (so its absence is tampering).
+
+        `TamperedState` when the index itself does not verify: a gate that cannot tell which
+        sessions it has seen cannot tell a deleted record from a new session, and blocks."""
+        try:
+            with open(self.index_path, "rb") as handle:
+                lines = handle.read(_MAX_INDEX_BYTES + 1)
+        except FileNotFoundError:
+            return False
+        if len(lines) > _MAX_INDEX_BYTES:
+            raise self._tampered(self.index_path, f"is over {_MAX_INDEX_BYTES} bytes")
+        try:
+            mine = [signing_key(create=False).public]
+        except (UserError, OSError):  # no key, so nothing was ever signed into this index
+            return False
+        wanted = self._index_key(path)
+        found = False
+        for number, line in enumerate(lines.splitlines(), 1):
+            try:
+                entry = json.loads(line)
+                problem = signature_problem(entry, trusted=mine) if isinstance(entry, dict) else ""
+            except (ValueError, RecursionError):
+                problem = "not JSON"
+            if problem is not None:
+                raise TamperedState(
+                    f"the index of sessions {self.index_path} line {number} does not verify",
+                    path=self.index_path,
+                    quarantined=None,
+                )
+            found = found or entry.get("record") == wanted
+        return found
+
+    def _remember(self, path: Path) -> None:
+        """Add `path` to the index (once); appends only, never rewrites."""
+        if self.known(path):
+            return
+        entry: dict[str, Any] = {"record": self._index_key(path), "at": time.time()}
+        entry["signature"] = sign(entry)
+        fd = os.open(self.index_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+        with os.fdopen(fd, "a", encoding="utf-8") as handle:
+            handle.write(json.dumps(entry) + "\n")
+
+    def _index_key(self, path: Path) -> str:
+        try:
+            return path.relative_to(self.root).as_posix()
+        except ValueError:
+            return str(path)
+
     def save(self, path: Path, state: HookState) -> None:
-        """Write `state` atomically, signed; `OSError` when the folder is not writable."""
+        """Write `state` atomically, signed; `OSError` when the folder is not writable. The
+        record joins the index of sessions seen first, so its later absence is tampering."""
         body = state.model_dump(mode="json")
         record = {"state": body, "mac": self._mac(body)}
         path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        # a gate without its key (an unusable data folder) still counts the block in the record
+        with contextlib.suppress(UserError, OSError):
+            self._remember(path)
         tmp = path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}")
         try:
             tmp.write_text(json.dumps(record, indent=1, ensure_ascii=False), encoding="utf-8")
@@ -255,13 +329,15 @@ class StateStore:
         n = self.tampered_count(path) + 1
         target = path.with_name(f"{path.stem}.tampered-{n}.json")
         with contextlib.suppress(OSError):
-            path.replace(target)
+            if os.path.lexists(path):
+                path.replace(target)
+            else:  # deleted: a marker keeps the count, so deleting again never resets it
+                target.write_text(json.dumps({"missing": reason}), encoding="utf-8")
             moved = target
         return TamperedState(reason, path=path, quarantined=moved)
 
     def _mac(self, body: Any) -> str:
-        canonical = json.dumps(body, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-        digest = hmac.new(self._key(), canonical.encode("utf-8"), hashlib.sha256).hexdigest()
+        digest = hmac.new(self._key(), canonical(body), hashlib.sha256).hexdigest()
         return f"hmac-sha256:{digest}"
 
     def _key(self) -> bytes:

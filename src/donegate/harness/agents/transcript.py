@@ -13,45 +13,17 @@ import hashlib
 import json
 import stat
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-__all__ = ["DIGEST_CAP", "READ_CAP", "TranscriptRef", "jsonl_records", "locate"]
+from donegate.records.judgement import TranscriptRef
+
+__all__ = ["DIGEST_CAP", "READ_CAP", "jsonl_records", "locate"]
 
 READ_CAP = 16 * 1024 * 1024
 """Bytes of a transcript parsed for todo state (the tail: the newest records)."""
 DIGEST_CAP = 512 * 1024 * 1024
 """A transcript larger than this is pointed to without a digest."""
-
-
-@dataclass(frozen=True, kw_only=True, slots=True)
-class TranscriptRef:
-    """Where a session's transcript is, and what it held when the gate looked."""
-
-    path: str | None
-    """The path the CLI named (None: it named none)."""
-    readable: bool = False
-    """True when it lies under an allowed folder and is a regular file."""
-    resolved: str | None = None
-    """The path with symlinks followed (allowed transcripts only)."""
-    sha256: str | None = None
-    """SHA-256 hex of the whole file (allowed transcripts up to `DIGEST_CAP` only)."""
-    size: int | None = None
-    """Bytes (allowed transcripts only)."""
-    note: str = ""
-    """Why it was not read, when it was not."""
-
-    def as_data(self) -> dict[str, Any]:
-        """The pointer as plain values (what reports and certificates hold)."""
-        return {
-            "path": self.path,
-            "resolved": self.resolved,
-            "sha256": self.sha256,
-            "bytes": self.size,
-            "read": self.readable,
-            "note": self.note,
-        }
 
 
 def locate(path: str | None, allowed: Sequence[Path]) -> TranscriptRef:

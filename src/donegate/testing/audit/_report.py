@@ -23,6 +23,11 @@ def _md_cell(text: str) -> str:
     return " ".join(text.split()).replace("|", "\\|").replace("`", "'")[:200]
 
 
+def _finish(summary: dict[str, object]) -> str:
+    tool = summary.get("finish_tool")
+    return f" (answers as calls to {tool})" if tool else ""
+
+
 def render_markdown(report: AuditReport) -> str:
     """A Markdown table of every scenario plus the summary line."""
     s = report.summary()
@@ -30,7 +35,7 @@ def render_markdown(report: AuditReport) -> str:
         "# donegate audit",
         "",
         f"Command: `{_md_cell(' '.join(report.command))}`; API: {s['api'] or 'unknown'}; "
-        f"scenario pack v{s['pack_version']}; {s['seconds']} s.",
+        f"scenario pack v{s['pack_version']}{_finish(s)}; {s['seconds']} s.",
         "",
         "| " + " | ".join(_COLUMNS) + " |",
         "|" + "---|" * len(_COLUMNS),
@@ -57,7 +62,8 @@ def render_html(report: AuditReport) -> str:
         "td,th{border:1px solid #ccc;padding:4px 8px;text-align:left}"
         "tr.ok td:nth-child(3){color:#070}tr:not(.ok) td:nth-child(3){color:#b00}</style>"
         f"</head><body><h1>donegate audit</h1><p>Command: <code>{e(' '.join(report.command))}"
-        f"</code>; API: {e(str(s['api']))}; pack v{e(s['pack_version'])}; {s['seconds']} s</p>"
+        f"</code>; API: {e(str(s['api']))}; pack v{e(s['pack_version'])}{e(_finish(s))}; "
+        f"{s['seconds']} s</p>"
         f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
         f"<p><b>{'PASS' if report.ok else 'FAIL'}</b> ({e(verdicts)})</p></body></html>\n"
     )

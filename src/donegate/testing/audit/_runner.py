@@ -91,6 +91,8 @@ class AuditReport:
     seconds: float = 0.0
     pack_version: str = PACK_VERSION
     skipped: tuple[str, ...] = field(default=())
+    finish_tool: str | None = None
+    """The tool the scripted answers were calls to (`ToolShape.finish`); None: text answers."""
 
     @property
     def ok(self) -> bool:
@@ -108,6 +110,7 @@ class AuditReport:
             "skipped": [r.name for r in self.scenarios if r.verdict == "skipped"],
             "api": self.api,
             "pack_version": self.pack_version,
+            "finish_tool": self.finish_tool,
             "seconds": round(self.seconds, 2),
         }
 
@@ -316,15 +319,15 @@ def judge(
     unused = turns - served
     if exit_code == 0:
         if answer == scenario.answer and unused <= 0:
-            return result("ok", f"exit 0 with the answer after {served} turns")
+            return result("ok", f"exit 0 with the answer after {_turns(served)}")
         what = "answer differs" if answer != scenario.answer else "answer early"
-        return result("premature_stop", f"exit 0 with {unused} of {turns} turns unused ({what})")
+        return result("premature_stop", f"exit 0 with {unused} of {_turns(turns)} unused ({what})")
     if crashed:
         return result("crashed", _tail(stderr) or f"exit {exit_code}")
     if scenario.recoverable:
         return result("gave_up", f"exit {exit_code} on a recoverable fault; {_tail(stderr)}")
     if unused > 0:
-        return result("premature_stop", f"exit {exit_code} with {unused} of {turns} turns unused")
+        return result("premature_stop", f"exit {exit_code} with {unused} of {_turns(turns)} unused")
     return result("gave_up", f"exit {exit_code} after every turn; {_tail(stderr)}")
 
 
@@ -371,5 +374,11 @@ def audit(
             results[res.name] = res
     ordered = tuple(results[s.name] for s in (scenarios or SCENARIOS))
     return AuditReport(
-        command=tuple(command), api=api, scenarios=ordered, seconds=time.monotonic() - started
-    )
+        command=tuple(command), api=api, scenarios=ordered, seconds=time.monotonic() - started,
+        finish_tool=tool.finish if tool is not None else None,
+    )  # fmt: skip
+
+
+def _turns(n: int) -> str:
+    """``1 turn``, ``2 turns``."""
+    return f"{n} turn" if n == 1 else f"{n} turns"

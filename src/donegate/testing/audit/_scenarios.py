@@ -5,6 +5,11 @@ program does with it: either it finishes with the scripted answer (`Scenario.ans
 must not claim success (`Scenario.answer` is None). Tool calls name one tool, chosen per audit
 (`ToolShape`: ``bash``/``command`` by default, ``Bash``/``command`` for Claude Code), since a
 scripted call must name a tool the program really has for the program to run it.
+
+The scripted answer is text, or, for an agent that finishes only through a tool (the Agents
+SDK's gate ends a run only through ``task_complete``), a call to that tool carrying the same
+answer (`ToolShape.finish`). The same pack in that shape is run against the plain agent and the
+gated one alike, so the two are compared on the same endings; the verdicts do not change.
 """
 
 from __future__ import annotations
@@ -46,6 +51,17 @@ class ToolShape:
 
     name: str = "bash"
     arg: str = "command"
+    finish: str | None = None
+    """A finish tool: when set, scenarios that end in an answer end with a call to it (the
+    answer in `finish_arg`) instead of a text turn."""
+    finish_arg: str = "summary"
+    """The finish tool's argument that carries the answer."""
+
+    def answer(self) -> dict[str, Any]:
+        """The scripted answer turn: `ANSWER` as text, or as the finish tool's argument."""
+        if self.finish is None:
+            return {"text": ANSWER}
+        return {"tool_call": self.finish, "args": {self.finish_arg: ANSWER}, "id": "finish1"}
 
     def call(self, command: str, call_id: str) -> dict[str, Any]:
         return {"tool_call": self.name, "args": {self.arg: command}, "id": call_id}
@@ -86,7 +102,7 @@ _CUT = "The file audit_work.txt has been"
 
 
 def _work_then_answer(tool: ToolShape, *first: dict[str, Any]) -> list[dict[str, Any]]:
-    return [*first, tool.call(WORK, "w1"), {"text": ANSWER}]
+    return [*first, tool.call(WORK, "w1"), tool.answer()]
 
 
 _TURNS: dict[str, Callable[[ToolShape], list[dict[str, Any]]]] = {
@@ -132,7 +148,7 @@ _TURNS: dict[str, Callable[[ToolShape], list[dict[str, Any]]]] = {
                 {"tool": t.name, "args": {t.arg: "cat audit_work.txt"}, "id": "p2"},
             ]
         },
-        {"text": ANSWER},
+        t.answer(),
     ],
 }
 

@@ -14,13 +14,20 @@ digest covers that stored form. Both are read and verified.
 from __future__ import annotations
 
 import hashlib
+import json
+import os
+import stat
 from collections.abc import Iterable, Sequence
+from pathlib import Path
 from typing import Any, Final, Literal
 
 import pydantic
 
+from donegate.errors import UserError
+
 __all__ = [
     "KIND",
+    "MAX_CERTIFICATE_BYTES",
     "READABLE_VERSIONS",
     "VERSION",
     "Certificate",
@@ -31,10 +38,12 @@ __all__ = [
     "EvidenceEntry",
     "EvidenceSection",
     "ProtectedSection",
+    "RecordedFile",
     "Review",
     "Signature",
     "Times",
     "TranscriptSection",
+    "read_certificate",
     "refer_outputs",
     "transcript_references",
 ]
@@ -45,6 +54,8 @@ VERSION: Final = 3
 with closure, status and protected files (1 was unsigned and cannot verify)."""
 READABLE_VERSIONS = (2, 3)
 """The versions `donegate verify` proves."""
+MAX_CERTIFICATE_BYTES = 64 * 1024 * 1024
+"""A larger file is refused unread: a certificate is input like any other."""
 
 
 class _Value(pydantic.BaseModel):
@@ -83,6 +94,12 @@ class ProtectedSection(_Value):
     """Files protected by name (the task file, check modules)."""
     files: dict[str, str] = pydantic.Field(default_factory=dict)
     """Relative path -> SHA-256 hex."""
+    tree: dict[str, str] | None = None
+    """Every other file Python or a test runner may load, path -> digest, at the start (what
+    files that change how checks run are judged against); absent in older certificates."""
+    allow: tuple[str, ...] = ()
+    """The task's ``allow:`` globs (paths the agent may change although they change how checks
+    run)."""
 
 
 class EvidenceEntry(_Value):
@@ -94,7 +111,7 @@ class EvidenceEntry(_Value):
     idempotency_key: str | None = None
     output_digest: str
     digest: str
-    """The record's digest (`donegate.harness.evidence.record_digest`)."""
+    """The record's digest (`donegate.records.evidence.record_digest`)."""
 
 
 class EvidenceData(_Value):
@@ -141,13 +158,22 @@ class TranscriptSection(_Value):
 
 
 class Review(_Value):
-    """A person's approval of a ``closure: human`` certificate."""
+    """A person's approval of a ``closure: human`` certificate.
+
+    `channel` and `os_user` are absent on approvals made before reviewers existed; such
+    certificates read and verify as written.
+    """
 
     approved_by: str
+    """The reviewer (``donegate reviewers add``) whose secret came with the approval."""
     approved_at: str
     note: str | None = None
     reviewed_certificate: str
     """The digest of the certificate approved."""
+    channel: Literal["ui", "api", "cli"] | None = None
+    """How the approval came: the review UI, the JSON API or the CLI (``--token-file``)."""
+    os_user: str | None = None
+    """The login name of the process that made the approval (the server's, for ui and api)."""
 
 
 class Closure(_Value):
@@ -180,11 +206,22 @@ class Times(_Value):
 
 
 class Signature(_Value):
-    """The harness's HMAC over the certificate (`donegate.harness.signing`)."""
+    """The harness's signature over the certificate (`donegate.harness.signing`): Ed25519, or
+    HMAC-SHA256 on legacy ones."""
 
     alg: str
     key_id: str
     value: str
+
+
+class RecordedFile(_Value):
+    """A file a certificate names, with its digest when certified: ``verify`` with no flags
+    finds the task and its check code by these, and says which one is gone or changed."""
+
+    path: str
+    """The absolute path when certified."""
+    digest: str
+    """SHA-256 hex of the file's bytes."""
 
 
 class Certificate(_Value):
@@ -208,10 +245,27 @@ class Certificate(_Value):
     times: Times
     continuations: int
     model_calls: int
+    isolation: dict[str, str] | None = None
+    """Where the checks ran: ``{"backend": "sandbox"|"process", "version": "bubblewrap ..."}``."""
+    key_id: str | None = None
+    """The id of the Ed25519 key that signed it (`donegate key show`); absent on legacy ones."""
     agent: dict[str, Any] | None = None
     """An agent CLI's session: which CLI (name, version, exit code, session id)."""
     agent_transcript: dict[str, Any] | None = None
     """A pointer to an agent CLI's transcript (path, SHA-256, size), never its content."""
+    host: dict[str, Any] | None = None
+    """The framework whose loop the gate ran inside (`donegate.integrations`): its ``name`` and
+    ``version``, and ``tools_isolated: false``, since the framework ran the agent's tools and
+    donegate ran only the checks."""
+    spend: dict[str, Any] | None = None
+    """What the task's model calls spent: ``tokens``, ``usd``, ``calls`` and a line per model
+    and role (`donegate.results.Spend.as_data`); absent when nothing was metered."""
+    task_file: RecordedFile | None = None
+    """The task file the run was given (absent: a task built in Python)."""
+    check_path: tuple[str, ...] | None = None
+    """Where the ``python:`` checks imported from (the task's ``check_path``)."""
+    check_sources: tuple[RecordedFile, ...] | None = None
+    """The ``python:`` checks' module files found on `check_path`, as certified."""
     digest: str = ""
     """SHA-256 of the canonical JSON without ``digest`` and ``signature``."""
     signature: Signature | None = None
@@ -294,3 +348,29 @@ def transcript_references(messages: Iterable[Any]) -> list[str]:
             if part_is_result(part) and "output_digest" in part:
                 refs.append(str(part["output_digest"]))
     return refs
+
+
+def read_certificate(path: str | Path) -> dict[str, Any]:
+    """A certificate file's JSON as read, unverified (`UserError` when it is not one).
+
+    What the signature covers: `verify_certificate` proves these values, not a parse of them.
+    """
+    file = Path(path)
+    try:
+        # Non-blocking: opening a FIFO must not wait for a writer; only a regular file is read.
+        fd = os.open(file, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+        with os.fdopen(fd, "rb") as f:
+            if not stat.S_ISREG(os.fstat(fd).st_mode):
+                raise UserError(f"{file}: not a regular file; a certificate is read from a file")
+            raw = f.read(MAX_CERTIFICATE_BYTES + 1)
+    except OSError as exc:
+        raise UserError(f"{file}: cannot read: {exc.strerror or exc}") from None
+    if len(raw) > MAX_CERTIFICATE_BYTES:
+        raise UserError(f"{file}: larger than {MAX_CERTIFICATE_BYTES} bytes; not a certificate")
+    try:
+        cert = json.loads(raw)
+    except (ValueError, RecursionError) as exc:  # RecursionError: nested thousands deep
+        raise UserError(f"{file}: not valid JSON: {exc}") from None
+    if not isinstance(cert, dict) or cert.get("kind") != KIND:
+        raise UserError(f"{file}: not a donegate certificate")
+    return cert

@@ -21,11 +21,11 @@ __all__ = [
     "Attempted",
     "Claim",
     "EscalationReport",
-    "Flag",
     "Left",
     "OutcomeUnknown",
     "ReportCheck",
     "ReportFiles",
+    "ReportFlag",
     "ReportItem",
     "ReportState",
     "ReviewRequest",
@@ -91,7 +91,7 @@ class Left(_Part):
     failed_checks: tuple[ReportCheck, ...] = ()
 
 
-class Flag(_Part):
+class ReportFlag(_Part):
     """A checklist item marked done with no evidence behind it."""
 
     item: str = ""
@@ -116,7 +116,7 @@ class Claim(_Part):
     problems: tuple[str, ...] = ()
     failed_checks: tuple[str, ...] = ()
     unfinished: tuple[str, ...] = ()
-    flagged: tuple[Flag, ...] = ()
+    flagged: tuple[ReportFlag, ...] = ()
     verifier: VerifierNote | None = None
     todos: tuple[dict[str, Any], ...] = ()
     """An agent CLI's todo items at the stop."""
@@ -196,6 +196,9 @@ class EscalationReport(_Part):
     """Where the report was written (not in the written file itself)."""
     outcome_unknown: OutcomeUnknown | None = None
     """The call whose effect is unknown (the worker's report)."""
+    spend: dict[str, Any] | None = None
+    """What the task's model calls spent (`donegate.results.Spend.as_data`: totals, and a line
+    per model and role), when it was metered."""
 
     @classmethod
     def from_data(cls, data: Any) -> EscalationReport:
