@@ -19,6 +19,7 @@ import pytest
 
 from donegate.cli._store import resolve_model
 from donegate.harness.spec import TaskSpec
+from donegate.errors import StoreGone
 from donegate.store._outbox import Notification
 from donegate.store.sql import SqlStore
 from donegate.worker import Worker, submit
@@ -321,3 +322,49 @@ def test_a_document_in_a_command_argument_is_refused_at_load() -> None:
         TaskSpec.model_validate(
             {"id": "t", "prompt": "p", "notify": [{"command": ["x", "--r={report}"]}]}
         )
+
+
+class _GoneStore:
+    """An outbox store whose file was replaced: every read fails as the SQL store's does."""
+
+    def __init__(self) -> None:
+        self.reads = 0
+
+    def outbox_due(self, now: float) -> list[Notification]:
+        self.reads += 1
+        raise StoreGone("the store file q.db was replaced under this process")
+
+
+def test_a_store_fault_is_the_workers_to_report_not_a_second_warning(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    store = _GoneStore()
+    ended: list[Exception] = []
+
+    def ends_delivery(exc: Exception) -> bool:
+        ended.append(exc)
+        return True
+
+    courier = Courier(store, FAST, ends_delivery=ends_delivery)  # type: ignore[arg-type]
+    stop = threading.Event()
+    with caplog.at_level("WARNING", logger="donegate.worker.outbox"):
+        thread = courier.start(stop)
+        thread.join(5)
+    alive = thread.is_alive()
+    stop.set()
+    assert not alive, "delivery went on after its owner took the fault"
+    assert store.reads == 1 and [type(e) for e in ended] == [StoreGone]
+    assert caplog.records == []
+    # without an owner to take it, delivery pauses and says so, and reads again
+    with caplog.at_level("WARNING", logger="donegate.worker.outbox"):
+        Courier(store, FAST).drain()  # type: ignore[arg-type]
+    assert ["outbox delivery paused" in r.getMessage() for r in caplog.records] == [True]
+
+
+def test_a_worker_stops_on_the_fault_its_courier_met(store: SqlStore) -> None:
+    worker = Worker(store)
+    courier = worker.courier()
+    assert courier.ends_delivery is not None
+    assert courier.ends_delivery(StoreGone("the store file q.db was deleted")) is True
+    assert isinstance(worker.fault, StoreGone)
+    assert courier.ends_delivery(RuntimeError("not the store")) is False

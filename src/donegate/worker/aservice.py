@@ -30,17 +30,15 @@ import logging
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING
 
 from donegate.errors import UserError
 from donegate.harness.runner import arun_task
 from donegate.store import Lease, RunOutcome
-from donegate.worker.outbox import Courier
 from donegate.worker.runsetup import RunSetup
 from donegate.worker.service import Worker, WorkerStats, _Budget, _fault, _unexpected
 
 if TYPE_CHECKING:
-    from donegate.store._outbox import OutboxStore
     from donegate.worker.journal import JournalSink
 
 __all__ = ["AsyncWorker"]
@@ -71,7 +69,7 @@ class AsyncWorker(Worker):
         beat = self.start_heartbeat(stop)
         courier = None
         if self.deliver_outbox and hasattr(self.store, "outbox_due"):
-            courier = Courier(cast("OutboxStore", self.store), self.delivery)
+            courier = self.courier()
             courier_thread = courier.start(stop)
         try:
             asyncio.run(self._serve(stop, until_idle, _Budget(max_tasks)))

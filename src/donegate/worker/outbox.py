@@ -22,7 +22,7 @@ import threading
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -173,9 +173,19 @@ def _fill(arg: str, n: Notification, folder: Path) -> str:
 class Courier:
     """The delivery loop of one worker: a thread that sends what is due in the outbox."""
 
-    def __init__(self, store: OutboxStore, delivery: Delivery | None = None) -> None:
+    def __init__(
+        self,
+        store: OutboxStore,
+        delivery: Delivery | None = None,
+        *,
+        ends_delivery: Callable[[Exception], bool] | None = None,
+    ) -> None:
+        """`ends_delivery(error)`: True when a store error is its owner's to report (a worker
+        stops on a store that is gone and says why in its one line), so delivery ends without a
+        warning of its own; otherwise the rows wait and delivery pauses."""
         self.store = store
         self.delivery = delivery or Delivery()
+        self.ends_delivery = ends_delivery
         self.sent = 0
 
     def start(self, stop: threading.Event) -> threading.Thread:
@@ -190,7 +200,8 @@ class Courier:
             try:
                 busy = self.once()
             except Exception as exc:  # the store is away: the rows wait, and so do we
-                log.warning("outbox delivery paused: %s", " ".join(str(exc).split())[:300])
+                if self._ended_by(exc):
+                    return
                 busy = False
             if not busy:
                 stop.wait(self.delivery.poll_s)
@@ -201,7 +212,13 @@ class Courier:
             while self.once():
                 pass
         except Exception as exc:  # the rows wait for the next worker
-            log.warning("outbox delivery paused: %s", " ".join(str(exc).split())[:300])
+            self._ended_by(exc)
+
+    def _ended_by(self, exc: Exception) -> bool:
+        if self.ends_delivery is not None and self.ends_delivery(exc):
+            return True
+        log.warning("outbox delivery paused: %s", " ".join(str(exc).split())[:300])
+        return False
 
     def once(self) -> bool:
         """Deliver what is due now; True when something was attempted."""

@@ -176,7 +176,7 @@ class Worker:
         beat = self.start_heartbeat(stop)
         courier = None
         if self.deliver_outbox and hasattr(self.store, "outbox_due"):
-            courier = Courier(cast("OutboxStore", self.store), self.delivery)
+            courier = self.courier()
             courier_thread = courier.start(stop)
         slots = [
             threading.Thread(target=self._slot, args=(stop, until_idle, budget), daemon=True)
@@ -236,6 +236,18 @@ class Worker:
             held = list(self._held.values())
         for _, sink in held:
             sink.halted = self.fault
+
+    def courier(self) -> Courier:
+        """This worker's outbox delivery; a store fault it meets stops the worker (one line)."""
+
+        def ends_delivery(exc: Exception) -> bool:
+            fault = _fault(exc)
+            if fault is None:
+                return False
+            self.halt(fault)
+            return True
+
+        return Courier(cast("OutboxStore", self.store), self.delivery, ends_delivery=ends_delivery)
 
     def start_heartbeat(self, stop: threading.Event) -> threading.Thread:
         """Start the thread that keeps every held lease alive until `stop` is set."""
