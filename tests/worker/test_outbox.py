@@ -18,8 +18,8 @@ import pydantic
 import pytest
 
 from donegate.cli._store import resolve_model
-from donegate.harness.spec import TaskSpec
 from donegate.errors import StoreGone
+from donegate.harness.spec import TaskSpec
 from donegate.store._outbox import Notification
 from donegate.store.sql import SqlStore
 from donegate.worker import Worker, submit
