@@ -43,8 +43,10 @@ __all__ = [
     "load_prices",
     "overrun",
     "parse_extra",
+    "price_book",
     "price_of",
     "spend_of_calls",
+    "unpriced",
 ]
 
 CHARS_PER_TOKEN = 3
@@ -315,12 +317,18 @@ def price_of(spec: Any) -> Price:
     )
 
 
+def price_book(prices: Mapping[str, Any]) -> PriceBook:
+    """The price book of a task's ``prices:`` (its entries first, then `genai-prices`): the one
+    every pricing of a task's spend goes through, a run's meter and an agent CLI's transcript."""
+    return PriceBook({k: price_of(v) for k, v in prices.items()})
+
+
 def budget_of(budget: Any, prices: Mapping[str, Any], spent: Spend | None = None) -> Budget:
     """The meter of a task's ``budget:`` (None: metered, no limit) and ``prices:``."""
     return Budget(
         tokens=getattr(budget, "tokens", None),
         usd=getattr(budget, "usd", None),
-        prices=PriceBook({k: price_of(v) for k, v in prices.items()}),
+        prices=price_book(prices),
         spent=spent,
     )
 
@@ -371,10 +379,30 @@ def overrun(limit: Any, spent: Spend, source: str) -> str | None:
     return "budget exhausted: " + "; ".join(over) if over else None
 
 
-def spend_of_calls(calls: Iterable[tuple[str, Usage]], role: str = "agent") -> Spend | None:
+def unpriced(limit: Any, spent: Spend, source: str) -> str | None:
+    """Why a task's ``usd`` `limit` cannot be kept when `spent` has tokens on a model with no
+    price (its USD would count as nothing, so the budget would never be reached); None when
+    every such model is priced, or the budget has no ``usd``."""
+    if limit is None or limit.usd is None:
+        return None
+    for line in spent.lines:
+        if line.usd is None and line.usage.total_tokens > 0:
+            name = line.model.partition(":")[2] or line.model
+            return (
+                f"budget.usd cannot be kept: {source} reported {line.usage.total_tokens} tokens "
+                f"on model {line.model!r}, which has no known price; give it one under "
+                f"`prices:` in the task ({name}: {{input: USD, output: USD}} per million tokens)"
+            )
+    return None
+
+
+def spend_of_calls(
+    calls: Iterable[tuple[str, Usage]], role: str = "agent", *, prices: PriceBook | None = None
+) -> Spend | None:
     """The spend of `calls` (``provider:model``, usage) read from an agent CLI's transcript,
-    one line per model, priced where the model's price is known; None for no calls."""
-    book, lines = PriceBook(), Spend()
+    one line per model, priced per call by `prices` (a task's `price_book`; `genai-prices` alone
+    when None) where the model's price is known; None for no calls."""
+    book, lines = prices if prices is not None else PriceBook(), Spend()
     for model, usage in calls:
         usd = book.cost(model, usage)
         lines += Spend(lines=(SpendLine(model=model, role=role, calls=1, usage=usage, usd=usd),))

@@ -346,9 +346,9 @@ def _price_problem(spec: TaskSpec) -> str | None:
     """
     if spec.budget is None or spec.budget.usd is None:
         return None
-    from donegate.spend import PriceBook, price_of  # genai-prices loads only for usd budgets
+    from donegate.spend import price_book  # genai-prices loads only for usd budgets
 
-    book = PriceBook({k: price_of(v) for k, v in spec.prices.items()})
+    book = price_book(spec.prices)
     for field in ("model", "verifier"):
         name = getattr(spec, field)
         if isinstance(name, str) and not name.startswith("script:") and not book.known(name):

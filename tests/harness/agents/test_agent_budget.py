@@ -18,21 +18,23 @@ from donegate.harness.agents import AGENTS
 from donegate.harness.agents.transcript import locate
 
 
-def claude_records(turns: int, tokens: int) -> list[dict[str, Any]]:
+def claude_records(
+    turns: int, tokens: int, model: str = "claude-sonnet-4-5"
+) -> list[dict[str, Any]]:
     """Assistant messages, each split over two records (one per content block) as Claude Code
     writes them: the usage must be counted once per message id."""
     usage = {"input_tokens": tokens - 500, "cache_read_input_tokens": 0,
              "cache_creation_input_tokens": 0, "output_tokens": 500}  # fmt: skip
     return [
         {"type": "assistant", "uuid": f"u{i}{part}",
-         "message": {"id": f"msg_{i}", "model": "claude-sonnet-4-5", "usage": usage}}
+         "message": {"id": f"msg_{i}", "model": model, "usage": usage}}
         for i in range(turns) for part in "ab"
     ]  # fmt: skip
 
 
-def codex_records(turns: int, tokens: int) -> list[dict[str, Any]]:
+def codex_records(turns: int, tokens: int, model: str = "gpt-5") -> list[dict[str, Any]]:
     """A rollout: the turn context (the model), then one running ``token_count`` per turn."""
-    out: list[dict[str, Any]] = [{"type": "turn_context", "payload": {"model": "gpt-5"}}]
+    out: list[dict[str, Any]] = [{"type": "turn_context", "payload": {"model": model}}]
     for i in range(1, turns + 1):
         total = {"input_tokens": i * (tokens - 500), "cached_input_tokens": 0,
                  "output_tokens": i * 500, "total_tokens": i * tokens}  # fmt: skip
@@ -41,11 +43,13 @@ def codex_records(turns: int, tokens: int) -> list[dict[str, Any]]:
     return out
 
 
-def gemini_records(turns: int, tokens: int) -> list[dict[str, Any]]:
+def gemini_records(
+    turns: int, tokens: int, model: str = "gemini-2.5-flash"
+) -> list[dict[str, Any]]:
     """Chat records: ``gemini`` messages with their ``tokens``, the last one written twice (an
     update of the same message id)."""
     out = [
-        {"id": f"m{i}", "type": "gemini", "model": "gemini-2.5-flash", "content": "...",
+        {"id": f"m{i}", "type": "gemini", "model": model, "content": "...",
          "tokens": {"input": tokens - 500, "output": 400, "thoughts": 100, "cached": 0,
                     "total": tokens}}
         for i in range(turns)
@@ -56,9 +60,12 @@ def gemini_records(turns: int, tokens: int) -> list[dict[str, Any]]:
 RECORDS = {"claude": claude_records, "codex": codex_records, "gemini": gemini_records}
 
 
-def transcript(work: Path, agent: str, turns: int, tokens: int = 101_000) -> Path:
+def transcript(
+    work: Path, agent: str, turns: int, tokens: int = 101_000, model: str | None = None
+) -> Path:
     path = work / f"{agent}-session.jsonl"  # the session's cwd is an allowed place
-    path.write_text("".join(json.dumps(r) + "\n" for r in RECORDS[agent](turns, tokens)))
+    records = RECORDS[agent](turns, tokens, **({"model": model} if model else {}))
+    path.write_text("".join(json.dumps(r) + "\n" for r in records))
     return path
 
 
@@ -105,3 +112,82 @@ def test_without_a_budget_the_transcript_spend_changes_nothing(
     path = transcript(work, "codex", turns=50)  # 5 M tokens, no budget: blocked as always
     out = hook("codex", payload("codex", work, transcript_path=str(path)))
     assert out.action == "block", out
+
+
+PRIVATE = {"claude": "claude-house", "codex": "gpt-test", "gemini": "gemini-house"}
+"""A model per CLI that genai-prices does not know (the emulator's ``gpt-test``, a private one)."""
+PROVIDER = {"claude": "anthropic", "codex": "openai", "gemini": "google"}
+
+
+@pytest.mark.parametrize("agent", ["claude", "codex", "gemini"])
+def test_a_usd_budget_prices_an_unknown_model_from_the_tasks_prices(
+    agent: str, hook: Hook, homes: dict[str, Path], tmp_path: Path
+) -> None:
+    """Every turn is 100.5k input and 0.5k output tokens: $0.1025 at the task's own price."""
+    work, model = homes["work"], PRIVATE[agent]
+    task = write_task(tmp_path / "budget.yaml", max_continuations=5, budget={"usd": 0.25},
+                      prices={model: {"input": 1.0, "output": 4.0}})  # fmt: skip
+    first = transcript(work, agent, turns=2, model=model)  # $0.205: within, blocked
+    out = hook(agent, payload(agent, work, transcript_path=str(first)), task=str(task))
+    assert out.action == "block", out
+    second = transcript(work, agent, turns=3, model=model)  # $0.3075: the budget is spent
+    out = hook(agent, payload(agent, work, transcript_path=str(second)), task=str(task))
+    assert out.action == "escalate", out
+    [report] = reports(homes["data"])
+    assert report["reason"].startswith("budget exhausted: "), report["reason"]
+    assert "reported $0.307500 of the $0.25 budget" in report["reason"], report["reason"]
+
+
+def test_the_tasks_prices_come_before_genai_prices(
+    hook: Hook, homes: dict[str, Path], tmp_path: Path
+) -> None:
+    """Sonnet 4.5 at genai-prices' rates spends the $0.5 in three turns ($0.927, the test
+    above); at the task's own rate for it ($0.3075) the stop is blocked as under budget."""
+    work, own = homes["work"], {"anthropic:claude-sonnet-4-5": {"input": 1.0, "output": 4.0}}
+    task = write_task(tmp_path / "budget.yaml", max_continuations=5, budget={"usd": 0.5},
+                      prices=own)  # fmt: skip
+    path = transcript(work, "claude", turns=3)
+    out = hook("claude", payload("claude", work, transcript_path=str(path)), task=str(task))
+    assert out.action == "block", out
+    assert reports(homes["data"]) == []
+
+
+@pytest.mark.parametrize("agent", ["claude", "codex", "gemini"])
+def test_a_usd_budget_on_a_model_with_no_price_fails_closed(
+    agent: str, hook: Hook, homes: dict[str, Path], tmp_path: Path
+) -> None:
+    """Unpriced, the session's dollars would count as nothing and the budget never be reached:
+    the first stop the gate would block escalates instead, naming the model to price."""
+    work, model = homes["work"], PRIVATE[agent]
+    task = write_task(tmp_path / "budget.yaml", max_continuations=5, budget={"usd": 100.0},
+                      prices={"some-other-model": {"input": 1.0, "output": 4.0}})  # fmt: skip
+    path = transcript(work, agent, turns=1, model=model)
+    out = hook(agent, payload(agent, work, transcript_path=str(path)), task=str(task))
+    assert out.action == "escalate", out
+    [report] = reports(homes["data"])
+    reason = report["reason"]
+    assert "\n" not in reason
+    assert reason.startswith("budget.usd cannot be kept: "), reason
+    assert f"101000 tokens on model '{PROVIDER[agent]}:{model}'" in reason, reason
+    assert "no known price" in reason and "`prices:` in the task" in reason, reason
+
+
+@pytest.mark.parametrize("agent", ["claude", "codex", "gemini"])
+def test_a_tokens_budget_is_unaffected_by_a_model_with_no_price(
+    agent: str, hook: Hook, homes: dict[str, Path], tmp_path: Path
+) -> None:
+    """The same unpriced transcripts under a token budget alone: blocked within it, escalated
+    past it on tokens, never for the missing price."""
+    work, model = homes["work"], PRIVATE[agent]
+    task = write_task(tmp_path / "budget.yaml", max_continuations=5, budget={"tokens": 250_000})
+    first = transcript(work, agent, turns=2, model=model)
+    out = hook(agent, payload(agent, work, transcript_path=str(first)), task=str(task))
+    assert out.action == "block", out
+    second = transcript(work, agent, turns=3, model=model)
+    out = hook(agent, payload(agent, work, transcript_path=str(second)), task=str(task))
+    assert out.action == "escalate", out
+    [report] = reports(homes["data"])
+    assert report["reason"] == (
+        f"budget exhausted: {AGENTS[agent].title}'s transcript reported 303000 of the 250000 "
+        "token budget"
+    ), report["reason"]

@@ -13,12 +13,15 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from donegate.errors import HookInputError, TodoStateError, UserError
 from donegate.records.checklist import TodoItem
 from donegate.records.judgement import TranscriptRef
 from donegate.results import Spend
+
+if TYPE_CHECKING:
+    from donegate.spend import PriceBook
 
 __all__ = [
     "MAX_PAYLOAD_BYTES",
@@ -186,9 +189,12 @@ class AgentCLI:
         the session included), by model; None when it printed none."""
         return None
 
-    def transcript_spend(self, transcript: TranscriptRef) -> Spend | None:
+    def transcript_spend(
+        self, transcript: TranscriptRef, *, prices: PriceBook | None = None
+    ) -> Spend | None:
         """The session's spend so far as its own transcript records it (every model call up to
-        this stop, continuations included), by model; None when it records none. The hook
+        this stop, continuations included), by model, priced by `prices` (the task's
+        `price_book`; `genai-prices` alone when None); None when it records none. The hook
         reads it at each stop, so a budget ends the session before the next continuation."""
         return None
 

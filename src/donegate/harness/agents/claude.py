@@ -23,7 +23,7 @@ import json
 import os
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from donegate.harness.agents.base import AgentCLI, EventKind, ExecSetup, StopEvent, safe_id
 from donegate.harness.agents.transcript import jsonl_records
@@ -32,6 +32,9 @@ from donegate.records.checklist import TodoItem
 from donegate.records.judgement import TranscriptRef
 from donegate.records.status import ItemStatus
 from donegate.results import Spend, SpendLine
+
+if TYPE_CHECKING:
+    from donegate.spend import PriceBook
 
 __all__ = ["CLAUDE", "ClaudeCode", "config_dir"]
 
@@ -145,7 +148,9 @@ class ClaudeCode(AgentCLI):
             error = result  # provider errors have been reported as subtype "success"
         return result, error
 
-    def transcript_spend(self, transcript: TranscriptRef) -> Spend | None:
+    def transcript_spend(
+        self, transcript: TranscriptRef, *, prices: PriceBook | None = None
+    ) -> Spend | None:
         """Each assistant message's ``usage`` (a message split over several records is counted
         once, by its id), priced by its model when the price is known."""
         calls: dict[str, tuple[str, Usage]] = {}
@@ -165,7 +170,7 @@ class ClaudeCode(AgentCLI):
             calls[str(key)] = (f"anthropic:{model}", usage)
         from donegate.spend import spend_of_calls  # here: only a task with a budget asks
 
-        return spend_of_calls(calls.values())
+        return spend_of_calls(calls.values(), prices=prices)
 
     def spend_of(self, stdout: str) -> Spend | None:
         """``total_cost_usd`` and ``modelUsage`` of the result object (the cost per model as

@@ -30,7 +30,7 @@ import threading
 import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from donegate.errors import UserError
 from donegate.harness.agents.base import AgentCLI, EventKind, ExecSetup, StopEvent, TodoStateError
@@ -40,6 +40,9 @@ from donegate.records.checklist import TodoItem
 from donegate.records.judgement import TranscriptRef
 from donegate.records.status import ItemStatus
 from donegate.results import Spend, SpendLine
+
+if TYPE_CHECKING:
+    from donegate.spend import PriceBook
 
 __all__ = ["CODEX", "CodexCLI", "codex_home", "hook_hashes", "trust_entries"]
 
@@ -182,7 +185,9 @@ class CodexCLI(AgentCLI):
             return None
         return Spend(lines=(SpendLine(model="openai:codex", role="agent", usage=usage, usd=None),))
 
-    def transcript_spend(self, transcript: TranscriptRef) -> Spend | None:
+    def transcript_spend(
+        self, transcript: TranscriptRef, *, prices: PriceBook | None = None
+    ) -> Spend | None:
         """The rollout's last ``token_count`` event: ``info.total_token_usage`` is the session's
         running total, priced by the model of its ``turn_context`` when the price is known."""
         model, total = "codex", None
@@ -202,7 +207,7 @@ class CodexCLI(AgentCLI):
                       output_tokens=_count(total, "output_tokens"))  # fmt: skip
         from donegate.spend import spend_of_calls  # here: only a task with a budget asks
 
-        return spend_of_calls([(f"openai:{model}", usage)])
+        return spend_of_calls([(f"openai:{model}", usage)], prices=prices)
 
 
 def _count(raw: dict[str, Any], key: str) -> int:

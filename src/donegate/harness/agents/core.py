@@ -173,18 +173,21 @@ def _started(
 
 def _budget_exhausted(call: HookCall, spec: TaskSpec, found: Judgement) -> str | None:
     """``budget exhausted: ...`` when the session's transcript shows the task's ``budget:``
-    spent (the stop would otherwise be blocked, and the next continuation pays again)."""
+    spent (the stop would otherwise be blocked, and the next continuation pays again), priced
+    by the task's ``prices:`` first; with a ``usd`` budget, tokens on a model priced by neither
+    end it too (fails closed: unpriced, the budget would never be reached)."""
     options = call.options
     if options.budget_usd is not None or options.budget_tokens is not None:
         spec = with_budget(spec, usd=options.budget_usd, tokens=options.budget_tokens)
     if spec.budget is None or found.transcript is None:
         return None
-    spent = call.agent.transcript_spend(found.transcript)
+    from donegate.spend import overrun, price_book, unpriced  # here: only a budget asks
+
+    spent = call.agent.transcript_spend(found.transcript, prices=price_book(spec.prices))
     if spent is None:
         return None
-    from donegate.spend import overrun  # here: only a task with a budget asks
-
-    return overrun(spec.budget, spent, f"{call.agent.title}'s transcript")
+    source = f"{call.agent.title}'s transcript"
+    return overrun(spec.budget, spent, source) or unpriced(spec.budget, spent, source)
 
 
 def _decide(call: HookCall, spec: TaskSpec, event: StopEvent, task_path: str) -> HookOutcome:

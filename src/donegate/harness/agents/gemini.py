@@ -163,7 +163,9 @@ class GeminiCLI(AgentCLI):
             json.dumps(error)[:500] if error else None,
         )
 
-    def transcript_spend(self, transcript: TranscriptRef) -> Spend | None:
+    def transcript_spend(
+        self, transcript: TranscriptRef, *, prices: PriceBook | None = None
+    ) -> Spend | None:
         """Each ``gemini`` record's ``tokens`` (``input``, ``output``, ``cached``,
         ``thoughts``; a record written again under its id is counted once), priced by its
         ``model`` when the price is known."""
@@ -179,7 +181,7 @@ class GeminiCLI(AgentCLI):
             calls[str(record.get("id") or len(calls))] = (f"google:{model}", usage)
         from donegate.spend import spend_of_calls  # here: only a task with a budget asks
 
-        return spend_of_calls(calls.values())
+        return spend_of_calls(calls.values(), prices=prices)
 
     def spend_of(self, stdout: str) -> Spend | None:
         """``-o json``: ``stats.models.<model>.tokens`` (``prompt``, ``candidates``,
