@@ -129,6 +129,20 @@ def test_every_problem_is_listed_before_nothing_runs(
     assert calls(models) == 0
 
 
+def test_a_misspelt_field_is_named_not_counted(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], models: list[ScriptedModel]
+) -> None:
+    path = task(tmp_path, checks=[{"file_exists": "a.txt"}])
+    data = yaml.safe_load(path.read_text())
+    data["promt"] = data.pop("prompt")  # once: "prompt: field required (and 1 more)"
+    path.write_text(yaml.safe_dump(data))
+    code, _, err = donegate(capsys, "run", str(path))
+    assert code == 2
+    assert f"donegate: {path}: promt: extra inputs are not permitted" in err.splitlines()
+    assert "more)" not in err
+    assert calls(models) == 0
+
+
 def test_submit_exec_and_hook_install_refuse_what_check_reports(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
