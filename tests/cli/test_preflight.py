@@ -7,6 +7,7 @@ builds is kept, so "zero model calls" is read from the players themselves.
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -126,6 +127,33 @@ def test_every_problem_is_listed_before_nothing_runs(
     code, _, err = donegate(capsys, "run", str(path))
     assert code == 2
     assert err.splitlines()[-1] == f"donegate: {path}: 2 problems; nothing was run"
+    assert calls(models) == 0
+
+
+def test_run_max_continuations_overrides_the_task_s(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], models: list[ScriptedModel]
+) -> None:
+    path = task(tmp_path, checks=[{"file_exists": "never.txt"}])  # the task allows 2
+    code, out, err = donegate(capsys, "run", str(path), "--max-continuations", "0", "--json")
+    assert code == 3, err  # escalated at the first failed claim: no continuation was paid for
+    summary = json.loads(out)
+    assert (summary["status"], summary["continuations"]) == ("escalated", 0)
+    assert calls(models) == 2
+    code, _, err = donegate(capsys, "run", str(path), "--max-continuations", "-1")
+    assert code == 2 and "--max-continuations" in err and calls(models) == 2
+
+
+def test_a_misspelt_field_is_named_not_counted(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], models: list[ScriptedModel]
+) -> None:
+    path = task(tmp_path, checks=[{"file_exists": "a.txt"}])
+    data = yaml.safe_load(path.read_text())
+    data["promt"] = data.pop("prompt")  # once: "prompt: field required (and 1 more)"
+    path.write_text(yaml.safe_dump(data))
+    code, _, err = donegate(capsys, "run", str(path))
+    assert code == 2
+    assert f"donegate: {path}: promt: extra inputs are not permitted" in err.splitlines()
+    assert "more)" not in err
     assert calls(models) == 0
 
 

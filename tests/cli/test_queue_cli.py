@@ -138,6 +138,20 @@ def test_tasks_show_prints_ticked_items_and_markup_as_stored(
     assert "type [red]calc[/]" in out
 
 
+def test_tasks_show_of_a_task_without_a_type_names_no_none_and_its_certificate(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, home: Path
+) -> None:
+    proj = project(tmp_path)  # no `type:`: it printed `type=None` and no certificate path
+    db = str(tmp_path / "q.db")
+    donegate(capsys, "submit", str(proj / "task.yaml"), "--db", db)
+    donegate(capsys, "worker", "--db", db, "--until-idle")
+    code, out, _ = donegate(capsys, "tasks", "show", "calc", "--db", db)
+    assert code == 0, out
+    assert "None" not in out and "type" not in out.splitlines()[0]
+    [cert] = re.findall(r"^certificate: (.+)$", out, re.M)
+    assert Path(cert).is_file() and Path(cert).is_relative_to(home)
+
+
 def test_escalations_are_reached_by_task_id_as_well_as_by_number(
     capsys: pytest.CaptureFixture[str], tmp_path: Path, home: Path
 ) -> None:

@@ -82,6 +82,31 @@ def test_a_certificate_verifies_with_only_the_public_key(tmp_path: Path) -> None
 
 
 @pytest.mark.slow
+def test_key_init_show_and_export_give_the_public_half_a_verifier_needs(tmp_path: Path) -> None:
+    home = tmp_path / "gate-home"
+    code, made, err = donegate("key", "init", home=home)
+    assert code == 0, err
+    assert (home / "signing.key").stat().st_mode & 0o777 == 0o600
+    code, shown, _ = donegate("key", "show", home=home)
+    assert code == 0 and shown == made  # init made the key once; show reads the same one
+    fields = dict(line.split(None, 1) for line in shown.splitlines())
+    assert fields["fingerprint"].startswith("SHA256:" + fields["key_id"])
+    code, exported, _ = donegate("key", "export", home=home)
+    assert code == 0 and exported == f"{fields['public_key']} {fields['key_id']}\n"
+    assert "PRIVATE" not in exported and "PRIVATE" not in shown
+    pub = tmp_path / "gate.pub"
+    pub.write_text(exported)
+    with pytest.MonkeyPatch.context() as env:
+        env.setenv("DONEGATE_HOME", str(home))
+        cert = certified(tmp_path)
+    assert json.loads(cert.read_text())["key_id"] == fields["key_id"]
+    elsewhere = tmp_path / "auditor-home"
+    code, out, err = donegate("verify", str(cert), "--no-rerun", "--public-key", str(pub),
+                              home=elsewhere)  # fmt: skip
+    assert (code, err) == (0, ""), out + err
+
+
+@pytest.mark.slow
 def test_a_certificate_signed_by_an_untrusted_key_is_exit_1_one_line(
     tmp_path: Path, donegate_home: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -40,3 +40,29 @@ def test_the_readme_test_command_runs_every_test() -> None:
     assert re.search(r"^  --all\)\n    TIER=all$", script, re.M)
     assert re.search(r"^  all\) MARKERS=\(\) ;;$", script, re.M)
     assert 'FAST_TIER="not slow and not e2e"' in script
+
+
+def test_the_readme_says_how_long_the_test_command_takes() -> None:
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    comment = text.partition("# set up and pass every check")[2].splitlines()[0]
+    assert re.search(r"about \d+ minutes on 2 cores", comment), comment
+
+
+def test_check_help_prints_its_usage_and_installs_nothing(tmp_path: Path) -> None:
+    # A copy outside the repository: were --help not handled first, the script would go on to
+    # make tmp_path/.venv with $PYTHON (`false` here), fail, and print no usage.
+    script = tmp_path / "scripts" / "check"
+    script.parent.mkdir()
+    script.write_bytes((ROOT / "scripts" / "check").read_bytes())
+    for flag in ("--help", "-h"):
+        done = subprocess.run(
+            ["bash", str(script), flag],
+            env={"PATH": "/usr/bin:/bin", "PYTHON": "false"},
+            capture_output=True,
+            text=True,
+            timeout=30,
+        )
+        assert (done.returncode, done.stderr) == (0, ""), done.stderr
+        assert done.stdout.startswith("Usage: ./scripts/check [--all] [pytest args...]\n")
+        assert "--all" in done.stdout and "minutes" in done.stdout
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["scripts"]

@@ -12,6 +12,7 @@ import pytest
 from donegate.errors import UserError
 from donegate.harness import _process
 from donegate.sandbox import Isolation, Jail, command, resolve
+from donegate.sandbox._bwrap import system_paths
 from donegate.sandbox._probe import PROCESS
 
 pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="bubblewrap is Linux only")
@@ -109,6 +110,29 @@ def test_the_jail_shows_only_what_it_lists(sandbox: Isolation, world: dict[str, 
         assert expected in out, out
     assert "SECRET" not in out and "KEY" not in out and "note" not in out
     assert (work / "made.txt").read_text() == "new\n"
+
+
+@pytest.mark.parametrize("started_in", ["home", "/"])
+def test_the_home_stays_empty_when_the_gate_was_started_in_it(
+    sandbox: Isolation, world: dict[str, Path], monkeypatch: pytest.MonkeyPatch, started_in: str
+) -> None:
+    # `python -m donegate` puts its working folder first on sys.path; started in the home (or
+    # in /), that folder was shown whole, and a reviewer's token in the home with it.
+    token = world["home"] / ".config" / "donegate" / "ann.token"
+    token.parent.mkdir(parents=True)
+    token.write_text("dgr.ann.SECRET\n")
+    first = world["home"] if started_in == "home" else Path("/")
+    monkeypatch.setattr(sys, "path", [str(first), *sys.path])
+    system_paths.cache_clear()
+    try:
+        script = f"cat {token} || echo no-token; cat /dev/null && echo devnull-ok"
+        code, out = jailed(sandbox, Jail(writable=(world["work"],), cwd=world["work"]), script,
+                           world["work"])  # fmt: skip
+    finally:
+        monkeypatch.undo()
+        system_paths.cache_clear()
+    assert code == 0, out
+    assert "SECRET" not in out and "no-token" in out and "devnull-ok" in out, out
 
 
 def test_the_data_folder_is_masked_even_under_a_listed_path(

@@ -291,3 +291,24 @@ def test_a_tokenless_serve_is_read_only_and_a_token_makes_it_writable(
     finally:
         stop(with_token)
     assert [t.id for t in db[1].list_tasks()] == ["r1"]
+
+
+def test_token_auto_writes_a_private_token_file_whose_secret_makes_serve_writable(
+    db: tuple[str, SqlStore], tmp_path: Path
+) -> None:
+    server = serve(db[0], "--token", "auto")  # $DONEGATE_HOME is tmp_path/home (the fixture)
+    try:
+        assert server.process.stderr is not None
+        path = tmp_path / "home" / "serve.token"
+        first = server.process.stderr.readline()
+        assert first.startswith(f"donegate serve: token written to {path} "), first
+        assert path.stat().st_mode & 0o777 == 0o600
+        name, _, secret = path.read_text().strip().partition(":")
+        assert name and len(secret) >= 16
+        spec = task("t1", tmp_path)
+        bearer = {"Authorization": f"Bearer {secret}"}
+        assert call(server, "POST", "/api/tasks", spec, headers=bearer)[0] == 201
+        assert call(server, "POST", "/api/tasks", spec, headers={"Authorization": ""})[0] == 401
+    finally:
+        stop(server)
+    assert [t.id for t in db[1].list_tasks()] == ["t1"]

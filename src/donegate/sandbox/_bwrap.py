@@ -52,15 +52,20 @@ def system_paths() -> tuple[Path, ...]:
 
     The prefix, the base prefix and every absolute folder on ``sys.path`` (an editable install
     puts donegate's source there), but never the user site (``~/.local``): a check must not read
-    a ``usercustomize.py`` the agent wrote there.
+    a ``usercustomize.py`` the agent wrote there. Nor the home folder or a folder holding it
+    (``/``): ``python -m donegate`` started there puts it first on ``sys.path``, and the sandbox's
+    home must stay empty (a reviewer's token lives there).
     """
     user_site = Path(site.getusersitepackages()) if site.ENABLE_USER_SITE is not False else None
+    home = Path(os.path.abspath(os.path.expanduser("~")))
     found: dict[str, Path] = {}
     for raw in (sys.prefix, sys.base_prefix, sys.exec_prefix, *sys.path):
         if not raw or not os.path.isabs(raw) or not os.path.isdir(raw):
             continue
         path = Path(raw)
         if user_site is not None and (path == user_site or user_site in path.parents):
+            continue
+        if Path(os.path.abspath(raw)) in (home, *home.parents):
             continue
         found.setdefault(str(path), path)
     return tuple(found.values())
