@@ -14,18 +14,13 @@ from donegate.messages import (
     ToolCall,
     ToolResult,
 )
-from donegate.models._values import append_merging_results, opt_str
+from donegate.models._function_calls import parse_tool_spec, render_tool_calls, render_tool_spec
+from donegate.models._values import append_merging_results, data_url, opt_float, opt_str
 from donegate.models.base import (
     ModelRequest,
     ModelSettings,
-    ToolSpec,
 )
-from donegate.models.mistral._parse import (
-    fail,
-    media_url,
-    message_parts,
-    parse_content,
-)
+from donegate.models.mistral._parse import fail, message_parts, parse_content
 
 _REQUEST_KEYS = frozenset(
     {
@@ -62,7 +57,7 @@ def _render_message(message: Message) -> list[dict[str, Any]]:
             for r in message.results
         ]
     if message.role in ("system", "user"):
-        urls = [media_url(p) for p in message.parts if isinstance(p, MediaPart)]
+        urls = [data_url(p) for p in message.parts if isinstance(p, MediaPart)]
         if not any(urls):
             return [{"role": message.role, "content": message.text}]
         content: list[dict[str, Any]] = [{"type": "text", "text": message.text}]
@@ -80,24 +75,8 @@ def _render_message(message: Message) -> list[dict[str, Any]]:
     elif chunks:
         out["content"] = "".join(c["text"] for c in chunks)
     if message.tool_calls:
-        out["tool_calls"] = [
-            {
-                "id": c.id,
-                "type": "function",
-                "function": {"name": c.name, "arguments": c.arguments_raw},
-            }
-            for c in message.tool_calls
-        ]
+        out["tool_calls"] = render_tool_calls(message.tool_calls)
     return [out]
-
-
-def _render_tool(tool: ToolSpec) -> dict[str, Any]:
-    function: dict[str, Any] = {"name": tool.name, "parameters": dict(tool.parameters)}
-    if tool.description:
-        function["description"] = tool.description
-    if tool.strict:
-        function["strict"] = True
-    return {"type": "function", "function": function}
 
 
 def _request_message(raw: Any, path: str, names: dict[str, str]) -> Message | None:
@@ -125,19 +104,6 @@ def _request_message(raw: Any, path: str, names: dict[str, str]) -> Message | No
     return Message(role=role, parts=tuple(parts))
 
 
-def _request_tool(raw: Any) -> ToolSpec | None:
-    function = raw.get("function") if isinstance(raw, dict) else None
-    if not isinstance(function, dict) or not isinstance(function.get("name"), str):
-        return None
-    params = function.get("parameters")
-    return ToolSpec(
-        name=function["name"],
-        description=opt_str(function.get("description")) or "",
-        parameters=params if isinstance(params, dict) else {"type": "object"},
-        strict=function.get("strict") is True,
-    )
-
-
 def _parse_tool_choice(raw: Any) -> str | None:
     if raw in ("any", "required"):
         return "required"
@@ -147,17 +113,13 @@ def _parse_tool_choice(raw: Any) -> str | None:
     return opt_str(function.get("name")) if isinstance(function, dict) else None
 
 
-def _number(value: Any) -> float | None:
-    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
-
-
 def render_request(request: ModelRequest) -> dict[str, Any]:
     """The ``/v1/chat/completions`` body; Mistral rejects unknown fields, so only set ones."""
     messages = [m for message in request.messages for m in _render_message(message)]
     body: dict[str, Any] = {"model": request.model, "messages": messages}
     settings = request.settings
     if request.tools:
-        body["tools"] = [_render_tool(t) for t in request.tools]
+        body["tools"] = [render_tool_spec(t, strict_field=True) for t in request.tools]
     choice = _render_tool_choice(settings.tool_choice)
     if choice is not None:
         body["tool_choice"] = choice
@@ -189,7 +151,7 @@ def parse_request(body: Mapping[str, Any]) -> ModelRequest:
         if message is not None:
             append_merging_results(messages, message)
     raw_tools = body.get("tools")
-    tools = [_request_tool(t) for t in (raw_tools if isinstance(raw_tools, list) else ())]
+    tools = [parse_tool_spec(t) for t in (raw_tools if isinstance(raw_tools, list) else ())]
     stop = body.get("stop")
     stops = (
         (stop,)
@@ -200,8 +162,8 @@ def parse_request(body: Mapping[str, Any]) -> ModelRequest:
     parallel = body.get("parallel_tool_calls")
     settings = ModelSettings(
         max_tokens=max_tokens if isinstance(max_tokens, int) else None,
-        temperature=_number(body.get("temperature")),
-        top_p=_number(body.get("top_p")),
+        temperature=opt_float(body.get("temperature")),
+        top_p=opt_float(body.get("top_p")),
         stop=stops,
         tool_choice=_parse_tool_choice(body.get("tool_choice")),
         parallel_tool_calls=parallel if isinstance(parallel, bool) else None,
