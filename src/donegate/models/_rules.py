@@ -34,6 +34,7 @@ __all__ = [
     "has_visible_output",
     "make_turn",
     "missing_reason",
+    "stopped_turn",
     "stream_turn",
     "table_signal",
 ]
@@ -200,12 +201,25 @@ def stream_turn(
             parts=parts,
             usage=usage,
         )
-    detail: str | None
-    raw: str | None = None
     if stop is None:
         signal, detail = missing_reason(ended=ended)
-    else:
-        signal, raw, detail = stop
+        stop = signal, None, detail
+    return stopped_turn(
+        api=api, parts=parts, stop=stop, usage=usage, model=model, response_id=response_id
+    )
+
+
+def stopped_turn(
+    *,
+    api: str,
+    parts: Sequence[Part],
+    stop: tuple[Ending, str | None, str | None],
+    usage: Usage,
+    model: str | None = None,
+    response_id: str | None = None,
+) -> Turn:
+    """`make_turn` for a stop field already read as ``(signal, raw_reason, detail)``."""
+    signal, raw, detail = stop
     return make_turn(
         api=api,
         signal=signal,

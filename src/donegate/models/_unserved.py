@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from donegate.errors import UnsupportedTurn
+from donegate.errors import UnsupportedTurn, WireFormatError
 from donegate.messages import Turn
 from donegate.models._sse import accumulate, iter_sse
 from donegate.models.base import ModelRequest, StreamAccumulator, WireResponse
@@ -24,7 +24,15 @@ ErrorTurn = Callable[[int | None, Any, float | None], Turn]
 class UnservedWire:
     """A `WireFormat` base whose `render_response` refuses every turn, naming `label`."""
 
-    __slots__ = ("_error_turn", "_label", "_parse_request", "_render_request", "_stream", "name")
+    __slots__ = (
+        "_body_name",
+        "_error_turn",
+        "_label",
+        "_parse_request",
+        "_render_request",
+        "_stream",
+        "name",
+    )
 
     def __init__(
         self,
@@ -35,6 +43,7 @@ class UnservedWire:
         stream: Callable[[], StreamAccumulator],
         render_request: Callable[[ModelRequest], dict[str, Any]],
         parse_request: Callable[[Mapping[str, Any]], ModelRequest],
+        body_name: str,
     ) -> None:
         self.name = name
         self._label = label
@@ -42,6 +51,18 @@ class UnservedWire:
         self._stream = stream
         self._render_request = render_request
         self._parse_request = parse_request
+        self._body_name = body_name
+
+    def parse_response(self, body: Any) -> Turn:
+        """Classify a response body: it must be a JSON object, which `parse_body` reads."""
+        if not isinstance(body, dict):
+            what = f"{self._body_name} must be an object, got {type(body).__name__}"
+            raise WireFormatError(self.name, what, path="$")
+        return self.parse_body(body)
+
+    def parse_body(self, body: dict[str, Any]) -> Turn:
+        """Classify a response body that is a JSON object (each adapter's own reading)."""
+        raise NotImplementedError
 
     def parse_error(self, status: int, body: Any, *, retry_after: float | None = None) -> Turn:
         """The turn an HTTP error body implies; never raises."""

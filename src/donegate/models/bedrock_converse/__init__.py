@@ -40,12 +40,11 @@ class BedrockConverse(UnservedWire):
             stream=BedrockConverseStream,
             render_request=render_request,
             parse_request=parse_request,
+            body_name="a Converse body",
         )
 
-    def parse_response(self, body: Any) -> Turn:
+    def parse_body(self, body: dict[str, Any]) -> Turn:
         """Classify a Converse response body."""
-        if not isinstance(body, dict):
-            raise fail("$", f"a Converse body must be an object, got {type(body).__name__}")
         if "output" not in body and any(k in body for k in ("message", "Message", "__type")):
             return error_turn(None, body, None)
         output = body.get("output")
@@ -55,14 +54,9 @@ class BedrockConverse(UnservedWire):
         if not isinstance(message, dict):
             raise fail("output.message", "missing or not an object")
         parts = parse_parts(message.get("content", []), "output.message.content")
-        signal, raw, detail = stop_signal(body.get("stopReason"))
-        return _rules.make_turn(
-            api=API,
-            signal=signal,
-            parts=parts,
-            raw_reason=raw,
-            detail=detail,
-            usage=parse_usage(body.get("usage")),
+        stop = stop_signal(body.get("stopReason"))
+        return _rules.stopped_turn(
+            api=API, parts=parts, stop=stop, usage=parse_usage(body.get("usage"))
         )
 
 

@@ -44,12 +44,11 @@ class Cohere(UnservedWire):
             stream=CohereStream,
             render_request=render_request,
             parse_request=parse_request,
+            body_name="a chat response",
         )
 
-    def parse_response(self, body: Any) -> Turn:
+    def parse_body(self, body: dict[str, Any]) -> Turn:
         """Classify a chat response body."""
-        if not isinstance(body, dict):
-            raise fail("$", f"a chat response must be an object, got {type(body).__name__}")
         message = body.get("message")
         if isinstance(message, dict):
             parts = message_parts(message, "message")
@@ -61,15 +60,10 @@ class Cohere(UnservedWire):
             return error_turn(None, body, None)
         else:
             raise fail("message", "missing or not an object")
-        signal, raw, detail = stop_signal(body.get("finish_reason"), "finish_reason")
-        return _rules.make_turn(
-            api=API,
-            signal=signal,
-            parts=parts,
-            raw_reason=raw,
-            detail=detail,
-            usage=parse_usage(usage),
-            response_id=opt_str(body.get("id")) or opt_str(body.get("response_id")),
+        stop = stop_signal(body.get("finish_reason"), "finish_reason")
+        response_id = opt_str(body.get("id")) or opt_str(body.get("response_id"))
+        return _rules.stopped_turn(
+            api=API, parts=parts, stop=stop, usage=parse_usage(usage), response_id=response_id
         )
 
 

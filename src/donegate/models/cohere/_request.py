@@ -18,7 +18,14 @@ from donegate.messages import (
     ToolResult,
 )
 from donegate.models._function_calls import parse_tool_spec, render_tool_calls, render_tool_spec
-from donegate.models._values import append_merging_results, data_url, opt_float, opt_str, url_media
+from donegate.models._request_body import (
+    SamplingNames,
+    finish_request,
+    parse_messages,
+    parse_sampling,
+    render_sampling,
+)
+from donegate.models._values import data_url, opt_str, url_media
 from donegate.models.base import ModelRequest, ModelSettings
 from donegate.models.cohere._parse import TOOL_PLAN, fail, message_parts, parse_content
 
@@ -37,6 +44,8 @@ _REQUEST_KEYS = frozenset(
     }
 )
 """Request fields render_request writes; any other field is ``extra_body``."""
+
+_SAMPLING = SamplingNames(top_p="p", stop="stop_sequences")
 
 
 def _render_message(message: Message) -> list[dict[str, Any]]:
@@ -153,14 +162,7 @@ def render_request(request: ModelRequest) -> dict[str, Any]:
             body["strict_tools"] = True
     if choice in ("required", "none"):
         body["tool_choice"] = choice.upper()
-    if settings.max_tokens is not None:
-        body["max_tokens"] = settings.max_tokens
-    if settings.temperature is not None:
-        body["temperature"] = settings.temperature
-    if settings.top_p is not None:
-        body["p"] = settings.top_p
-    if settings.stop:
-        body["stop_sequences"] = list(settings.stop)
+    body.update(render_sampling(settings, _SAMPLING))
     if request.stream:
         body["stream"] = True
     body.update(settings.extra_body)
@@ -169,37 +171,17 @@ def render_request(request: ModelRequest) -> dict[str, Any]:
 
 def parse_request(body: Mapping[str, Any]) -> ModelRequest:
     """The canonical request a ``/v2/chat`` body describes (inverse of `render_request`)."""
-    raw_messages = body.get("messages", [])
-    if not isinstance(raw_messages, list):
-        raise fail("messages", "expected a list")
-    names: dict[str, str] = {}
-    messages: list[Message] = []
-    for i, raw in enumerate(raw_messages):
-        message = _request_message(raw, f"messages[{i}]", names)
-        if message is not None:
-            append_merging_results(messages, message)
+    messages = parse_messages(body.get("messages", []), _request_message, fail)
     strict = body.get("strict_tools") is True
     raw_tools = body.get("tools")
     tools = [
         parse_tool_spec(t, strict=strict)
         for t in (raw_tools if isinstance(raw_tools, list) else ())
     ]
-    stop = body.get("stop_sequences")
     choice = body.get("tool_choice")
-    max_tokens = body.get("max_tokens")
     settings = ModelSettings(
-        max_tokens=max_tokens if isinstance(max_tokens, int) else None,
-        temperature=opt_float(body.get("temperature")),
-        top_p=opt_float(body.get("p")),
-        stop=tuple(s for s in stop if isinstance(s, str)) if isinstance(stop, list) else (),
+        **parse_sampling(body, _SAMPLING),
         tool_choice=choice.lower() if isinstance(choice, str) else None,
         extra_body={k: v for k, v in body.items() if k not in _REQUEST_KEYS},
     )
-    model = body.get("model")
-    return ModelRequest(
-        model=model if isinstance(model, str) else "",
-        messages=tuple(messages),
-        tools=tuple(t for t in tools if t is not None),
-        settings=settings,
-        stream=body.get("stream") is True,
-    )
+    return finish_request(body, messages=messages, tools=tools, settings=settings)

@@ -43,12 +43,11 @@ class Mistral(UnservedWire):
             stream=MistralStream,
             render_request=render_request,
             parse_request=parse_request,
+            body_name="a chat completion",
         )
 
-    def parse_response(self, body: Any) -> Turn:
+    def parse_body(self, body: dict[str, Any]) -> Turn:
         """Classify a chat completion body."""
-        if not isinstance(body, dict):
-            raise fail("$", f"a chat completion must be an object, got {type(body).__name__}")
         if is_error_body(body):
             return error_turn(None, body, None)
         choices = body.get("choices")
@@ -61,13 +60,10 @@ class Mistral(UnservedWire):
         if not isinstance(message, dict):
             raise fail("choices[0].message", "missing or not an object")
         parts = message_parts(message, "choices[0].message")
-        signal, raw, detail = stop_signal(choice.get("finish_reason"), "choices[0].finish_reason")
-        return _rules.make_turn(
+        return _rules.stopped_turn(
             api=API,
-            signal=signal,
             parts=parts,
-            raw_reason=raw,
-            detail=detail,
+            stop=stop_signal(choice.get("finish_reason"), "choices[0].finish_reason"),
             usage=parse_usage(body.get("usage")),
             model=opt_str(body.get("model")),
             response_id=opt_str(body.get("id")),

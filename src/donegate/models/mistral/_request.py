@@ -15,7 +15,14 @@ from donegate.messages import (
     ToolResult,
 )
 from donegate.models._function_calls import parse_tool_spec, render_tool_calls, render_tool_spec
-from donegate.models._values import append_merging_results, data_url, opt_float, opt_str
+from donegate.models._request_body import (
+    SamplingNames,
+    finish_request,
+    parse_messages,
+    parse_sampling,
+    render_sampling,
+)
+from donegate.models._values import data_url, opt_str
 from donegate.models.base import (
     ModelRequest,
     ModelSettings,
@@ -37,6 +44,8 @@ _REQUEST_KEYS = frozenset(
     }
 )
 """Request fields render_request writes; any other field is ``extra_body``."""
+
+_SAMPLING = SamplingNames()
 
 
 def _render_tool_choice(choice: str | None) -> Any:
@@ -125,14 +134,7 @@ def render_request(request: ModelRequest) -> dict[str, Any]:
         body["tool_choice"] = choice
     if settings.parallel_tool_calls is not None:
         body["parallel_tool_calls"] = settings.parallel_tool_calls
-    if settings.max_tokens is not None:
-        body["max_tokens"] = settings.max_tokens
-    if settings.temperature is not None:
-        body["temperature"] = settings.temperature
-    if settings.top_p is not None:
-        body["top_p"] = settings.top_p
-    if settings.stop:
-        body["stop"] = list(settings.stop)
+    body.update(render_sampling(settings, _SAMPLING))
     if request.stream:
         body["stream"] = True
     body.update(settings.extra_body)
@@ -141,39 +143,14 @@ def render_request(request: ModelRequest) -> dict[str, Any]:
 
 def parse_request(body: Mapping[str, Any]) -> ModelRequest:
     """The canonical request a chat completions body describes (inverse of render)."""
-    raw_messages = body.get("messages", [])
-    if not isinstance(raw_messages, list):
-        raise fail("messages", "expected a list")
-    names: dict[str, str] = {}
-    messages: list[Message] = []
-    for i, raw in enumerate(raw_messages):
-        message = _request_message(raw, f"messages[{i}]", names)
-        if message is not None:
-            append_merging_results(messages, message)
+    messages = parse_messages(body.get("messages", []), _request_message, fail)
     raw_tools = body.get("tools")
     tools = [parse_tool_spec(t) for t in (raw_tools if isinstance(raw_tools, list) else ())]
-    stop = body.get("stop")
-    stops = (
-        (stop,)
-        if isinstance(stop, str)
-        else tuple(s for s in (stop if isinstance(stop, list) else ()) if isinstance(s, str))
-    )
-    max_tokens = body.get("max_tokens")
     parallel = body.get("parallel_tool_calls")
     settings = ModelSettings(
-        max_tokens=max_tokens if isinstance(max_tokens, int) else None,
-        temperature=opt_float(body.get("temperature")),
-        top_p=opt_float(body.get("top_p")),
-        stop=stops,
+        **parse_sampling(body, _SAMPLING, lone_stop=True),
         tool_choice=_parse_tool_choice(body.get("tool_choice")),
         parallel_tool_calls=parallel if isinstance(parallel, bool) else None,
         extra_body={k: v for k, v in body.items() if k not in _REQUEST_KEYS},
     )
-    model = body.get("model")
-    return ModelRequest(
-        model=model if isinstance(model, str) else "",
-        messages=tuple(messages),
-        tools=tuple(t for t in tools if t is not None),
-        settings=settings,
-        stream=body.get("stream") is True,
-    )
+    return finish_request(body, messages=messages, tools=tools, settings=settings)
