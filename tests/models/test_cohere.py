@@ -14,13 +14,13 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from tests.models import _shared
 
-from donegate.errors import UnsupportedTurn, WireFormatError
+from donegate.errors import WireFormatError
 from donegate.messages import (
     Ending,
     MediaPart,
     Message,
-    Part,
     ServerToolPart,
     TextPart,
     ThinkingPart,
@@ -30,7 +30,7 @@ from donegate.messages import (
     Usage,
 )
 from donegate.models import registry
-from donegate.models.base import ModelRequest, ModelSettings, ToolSpec, WireFormat
+from donegate.models.base import ModelRequest, ModelSettings, ToolSpec
 from donegate.models.cohere import WIRE, Cohere
 from donegate.models.cohere._parse import TOOL_PLAN
 
@@ -170,9 +170,7 @@ def message_end(finish: str = "COMPLETE", **delta: Any) -> dict[str, Any]:
 
 
 def test_wire_implements_the_protocol_and_is_registered() -> None:
-    assert isinstance(WIRE, WireFormat) and isinstance(WIRE, Cohere)
-    assert WIRE.name == API
-    assert registry.wire_format(API) is WIRE
+    _shared.check_registered(WIRE, API, Cohere)
     assert registry.classify(API, body(answer("Hi"))).ending is Ending.COMPLETE
 
 
@@ -352,24 +350,15 @@ def test_a_200_error_body_is_an_error_turn() -> None:
     ],
 )
 def test_malformed_bodies_raise_wire_format_errors_naming_the_field(bad: Any, path: str) -> None:
-    with pytest.raises(WireFormatError) as info:
-        WIRE.parse_response(bad)
-    assert info.value.path == path and info.value.api == API
+    _shared.check_malformed(WIRE, bad, path, api=API)
 
 
 @pytest.mark.parametrize("bad", [None, [], "text", 3])
 def test_a_non_object_body_raises(bad: Any) -> None:
-    with pytest.raises(WireFormatError):
-        WIRE.parse_response(bad)
+    _shared.check_not_an_object(WIRE, bad)
 
 
-_json = st.recursive(
-    st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=8),
-    lambda inner: (
-        st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner, max_size=4)
-    ),
-    max_leaves=20,
-)
+_json = _shared.json_values()
 _messages = st.builds(
     lambda key, value: {**calling(call()), "content": [{"type": "text", "text": "x"}], key: value},
     st.sampled_from(["content", "tool_plan", "tool_calls", "role", "citations"]),
@@ -387,11 +376,7 @@ _mutated = st.builds(
 @settings(suppress_health_check=[HealthCheck.too_slow])
 @given(st.one_of(_json, _mutated))
 def test_arbitrary_bodies_give_a_turn_or_a_wire_format_error(value: Any) -> None:
-    try:
-        turn = WIRE.parse_response(value)
-    except WireFormatError:
-        return
-    assert isinstance(turn, Turn) and isinstance(turn.ending, Ending)
+    _shared.check_turn_or_wire_error(WIRE, value)
 
 
 # -- parse_error -----------------------------------------------------------------------------
@@ -451,13 +436,10 @@ PROMPT_TOO_LONG = (
 )
 def test_error_bodies(status: int, error_body: Any, ending: Ending, message: str) -> None:
     turn = WIRE.parse_error(status, error_body, retry_after=1.0)
-    assert turn.ending is ending
-    assert turn.error is not None
-    assert (turn.error.status, turn.error.message, turn.error.retry_after) == (status, message, 1.0)
-    assert turn.raw_reason == str(status) and turn.message.parts == ()
+    _shared.check_error_turn(turn, status=status, ending=ending, message=message, retry_after=1.0)
 
 
-@given(st.integers(100, 599), st.one_of(_json, st.binary(max_size=20), _json.map(json.dumps)))
+@given(st.integers(100, 599), _shared.error_bodies(_json))
 def test_parse_error_never_raises(status: int, error_body: Any) -> None:
     assert isinstance(WIRE.parse_error(status, error_body), Turn)
 
@@ -661,10 +643,7 @@ def test_garbage_lines_are_ignored() -> None:
     )
 )
 def test_garbage_events_never_crash_the_accumulator(events: list[tuple[str | None, str]]) -> None:
-    acc = WIRE.stream()
-    for event, data in events:
-        assert isinstance(acc.feed(event, data), str)
-    assert isinstance(acc.finish(), Turn)
+    _shared.check_accumulator_survives(WIRE, events)
 
 
 # -- requests --------------------------------------------------------------------------------
@@ -877,56 +856,21 @@ def test_round_trip_gives_back_the_request() -> None:
     assert WIRE.parse_request(WIRE.render_request(request)) == request
 
 
-_texts = st.text(min_size=1, max_size=12)
 _ids = st.text(alphabet="abcdefghijklmnopqrstuvwxyz0123456789", min_size=12, max_size=12).map(
     lambda s: "f_" + s
 )
 
 
-@st.composite
-def transcripts(draw: st.DrawFn) -> tuple[Message, ...]:
-    """Well-formed transcripts: alternating turns, every call answered in the next message."""
-    out: list[Message] = []
-    if draw(st.booleans()):
-        out.append(Message.system(draw(_texts)))
-    out.append(Message.user(draw(_texts)))
-    for _ in range(draw(st.integers(0, 3))):
-        parts: list[Part] = []
-        ids = draw(st.lists(_ids, max_size=3, unique=True))
-        if ids and draw(st.booleans()):
-            parts.append(ThinkingPart(text=draw(_texts), provider_details=TOOL_PLAN))
-        if draw(st.booleans()):
-            parts.append(ThinkingPart(text=draw(st.text(max_size=10))))
-        if draw(st.booleans()):
-            parts.append(TextPart(text=draw(_texts)))
-        args = st.dictionaries(st.text(max_size=5), st.integers() | st.text(max_size=5), max_size=3)
-        for i in ids:
-            if draw(st.booleans()):
-                parts.append(ToolCall.from_args(id=i, name="f", arguments=draw(args)))
-            else:
-                parts.append(
-                    ToolCall.from_raw(id=i, name="f", arguments_raw=draw(st.text(max_size=12)))
-                )
-        if not parts:
-            parts.append(TextPart(text=draw(_texts)))
-        out.append(Message(role="assistant", parts=tuple(parts)))
-        if ids:
-            out.append(
-                Message.tool_results(
-                    ToolResult(call_id=i, name="f", content=draw(st.text(max_size=8))) for i in ids
-                )
-            )
-            if draw(st.booleans()):
-                out.append(Message.user(draw(_texts)))
-        else:
-            out.append(Message.user(draw(_texts)))
-    return tuple(out)
-
-
-@given(transcripts())
+@given(
+    _shared.transcripts(
+        _ids,
+        thinking=st.builds(ThinkingPart, text=st.text(max_size=10)),
+        plan=st.builds(ThinkingPart, text=_shared.TEXTS, provider_details=st.just(TOOL_PLAN)),
+        raw_arguments=True,
+    )
+)
 def test_round_trip_property(messages: tuple[Message, ...]) -> None:
-    request = ModelRequest(model="m", messages=messages)
-    assert WIRE.parse_request(WIRE.render_request(request)).messages == messages
+    _shared.check_round_trip(WIRE, messages)
 
 
 # -- render_response -------------------------------------------------------------------------
@@ -935,5 +879,4 @@ def test_round_trip_property(messages: tuple[Message, ...]) -> None:
 @pytest.mark.parametrize("stream", [False, True])
 def test_render_response_refuses_naming_the_ending_and_the_api(stream: bool) -> None:
     turn = WIRE.parse_response(body(calling(call()), "TOOL_CALL"))
-    with pytest.raises(UnsupportedTurn, match=r"tool_use.*cohere"):
-        WIRE.render_response(turn, stream=stream)
+    _shared.check_refuses(WIRE, turn, r"tool_use.*cohere", stream=stream)

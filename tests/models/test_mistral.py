@@ -13,13 +13,13 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from tests.models import _shared
 
-from donegate.errors import UnsupportedTurn, WireFormatError
+from donegate.errors import WireFormatError
 from donegate.messages import (
     Ending,
     MediaPart,
     Message,
-    Part,
     ServerToolPart,
     TextPart,
     ThinkingPart,
@@ -29,7 +29,7 @@ from donegate.messages import (
     Usage,
 )
 from donegate.models import registry
-from donegate.models.base import ModelRequest, ModelSettings, ToolSpec, WireFormat
+from donegate.models.base import ModelRequest, ModelSettings, ToolSpec
 from donegate.models.mistral import WIRE, Mistral
 
 API = "mistral"
@@ -101,9 +101,7 @@ def sse(*events: dict[str, Any] | str, done: bool = True) -> str:
 
 
 def test_wire_implements_the_protocol_and_is_registered() -> None:
-    assert isinstance(WIRE, WireFormat) and isinstance(WIRE, Mistral)
-    assert WIRE.name == API
-    assert registry.wire_format(API) is WIRE
+    _shared.check_registered(WIRE, API, Mistral)
     assert registry.classify(API, body()).ending is Ending.COMPLETE
 
 
@@ -261,24 +259,15 @@ def test_a_200_error_body_is_an_error_turn(envelope: dict[str, Any]) -> None:
     ],
 )
 def test_malformed_bodies_raise_wire_format_errors_naming_the_field(bad: Any, path: str) -> None:
-    with pytest.raises(WireFormatError) as info:
-        WIRE.parse_response(bad)
-    assert info.value.path == path and info.value.api == API
+    _shared.check_malformed(WIRE, bad, path, api=API)
 
 
 @pytest.mark.parametrize("bad", [None, [], "text", 3])
 def test_a_non_object_body_raises(bad: Any) -> None:
-    with pytest.raises(WireFormatError):
-        WIRE.parse_response(bad)
+    _shared.check_not_an_object(WIRE, bad)
 
 
-_json = st.recursive(
-    st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=8),
-    lambda inner: (
-        st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner, max_size=4)
-    ),
-    max_leaves=20,
-)
+_json = _shared.json_values()
 _mutated = st.builds(
     lambda content, finish, calls, key, value: {**body(content, finish, calls), key: value},
     st.one_of(
@@ -297,11 +286,7 @@ _mutated = st.builds(
 @settings(suppress_health_check=[HealthCheck.too_slow])
 @given(st.one_of(_json, _mutated))
 def test_arbitrary_bodies_give_a_turn_or_a_wire_format_error(value: Any) -> None:
-    try:
-        turn = WIRE.parse_response(value)
-    except WireFormatError:
-        return
-    assert isinstance(turn, Turn) and isinstance(turn.ending, Ending)
+    _shared.check_turn_or_wire_error(WIRE, value)
 
 
 # -- parse_error -----------------------------------------------------------------------------
@@ -414,10 +399,7 @@ def test_error_bodies(
     status: int, error_body: Any, ending: Ending, kind: str | None, message: str
 ) -> None:
     turn = WIRE.parse_error(status, error_body)
-    assert turn.ending is ending
-    assert turn.error is not None
-    assert (turn.error.status, turn.error.type, turn.error.message) == (status, kind, message)
-    assert turn.raw_reason == str(status) and turn.message.parts == ()
+    _shared.check_error_turn(turn, status=status, ending=ending, type=kind, message=message)
 
 
 def test_a_rate_limit_never_reads_as_context_exceeded() -> None:
@@ -428,7 +410,7 @@ def test_a_rate_limit_never_reads_as_context_exceeded() -> None:
     assert turn.error is not None and turn.error.retry_after == 3
 
 
-@given(st.integers(100, 599), st.one_of(_json, st.binary(max_size=20), _json.map(json.dumps)))
+@given(st.integers(100, 599), _shared.error_bodies(_json))
 def test_parse_error_never_raises(status: int, error_body: Any) -> None:
     assert isinstance(WIRE.parse_error(status, error_body), Turn)
 
@@ -583,10 +565,7 @@ def test_garbage_lines_are_ignored() -> None:
     )
 )
 def test_garbage_events_never_crash_the_accumulator(events: list[tuple[str | None, str]]) -> None:
-    acc = WIRE.stream()
-    for event, data in events:
-        assert isinstance(acc.feed(event, data), str)
-    assert isinstance(acc.finish(), Turn)
+    _shared.check_accumulator_survives(WIRE, events)
 
 
 # -- requests --------------------------------------------------------------------------------
@@ -833,52 +812,16 @@ def test_round_trip_gives_back_the_request() -> None:
     assert WIRE.parse_request(WIRE.render_request(request)) == request
 
 
-_texts = st.text(min_size=1, max_size=12)
 _ids = st.text(alphabet="abcdefABCDEF0123456789", min_size=9, max_size=9)
 
 
-@st.composite
-def transcripts(draw: st.DrawFn) -> tuple[Message, ...]:
-    """Well-formed transcripts: alternating turns, every call answered in the next message."""
-    out: list[Message] = []
-    if draw(st.booleans()):
-        out.append(Message.system(draw(_texts)))
-    out.append(Message.user(draw(_texts)))
-    for _ in range(draw(st.integers(0, 3))):
-        parts: list[Part] = []
-        if draw(st.booleans()):
-            parts.append(ThinkingPart(text=draw(st.text(max_size=10))))
-        if draw(st.booleans()):
-            parts.append(TextPart(text=draw(_texts)))
-        ids = draw(st.lists(_ids, max_size=3, unique=True))
-        args = st.dictionaries(st.text(max_size=5), st.integers() | st.text(max_size=5), max_size=3)
-        for i in ids:
-            if draw(st.booleans()):
-                parts.append(ToolCall.from_args(id=i, name="f", arguments=draw(args)))
-            else:
-                parts.append(
-                    ToolCall.from_raw(id=i, name="f", arguments_raw=draw(st.text(max_size=12)))
-                )
-        if not parts:
-            parts.append(TextPart(text=draw(_texts)))
-        out.append(Message(role="assistant", parts=tuple(parts)))
-        if ids:
-            out.append(
-                Message.tool_results(
-                    ToolResult(call_id=i, name="f", content=draw(st.text(max_size=8))) for i in ids
-                )
-            )
-            if draw(st.booleans()):
-                out.append(Message.user(draw(_texts)))
-        else:
-            out.append(Message.user(draw(_texts)))
-    return tuple(out)
-
-
-@given(transcripts())
+@given(
+    _shared.transcripts(
+        _ids, thinking=st.builds(ThinkingPart, text=st.text(max_size=10)), raw_arguments=True
+    )
+)
 def test_round_trip_property(messages: tuple[Message, ...]) -> None:
-    request = ModelRequest(model=MODEL, messages=messages)
-    assert WIRE.parse_request(WIRE.render_request(request)).messages == messages
+    _shared.check_round_trip(WIRE, messages, model=MODEL)
 
 
 # -- render_response -------------------------------------------------------------------------
@@ -887,5 +830,4 @@ def test_round_trip_property(messages: tuple[Message, ...]) -> None:
 @pytest.mark.parametrize("stream", [False, True])
 def test_render_response_refuses_naming_the_ending_and_the_api(stream: bool) -> None:
     turn = WIRE.parse_response(body("x", "length"))
-    with pytest.raises(UnsupportedTurn, match=r"truncated.*mistral"):
-        WIRE.render_response(turn, stream=stream)
+    _shared.check_refuses(WIRE, turn, r"truncated.*mistral", stream=stream)
