@@ -9,10 +9,11 @@ the request round trip and its transcript strategy) is written once here.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
 import pytest
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from donegate.errors import UnsupportedTurn, WireFormatError
@@ -109,6 +110,24 @@ def check_error_turn(turn: Turn, *, status: int, ending: Ending, **error: Any) -
     assert turn.error is not None and turn.error.status == status
     assert {k: getattr(turn.error, k) for k in error} == error
     assert turn.raw_reason == str(status) and turn.message.parts == ()
+
+
+def check_cut_off(wire: WireFormat, *streams: str, text: str | None = None) -> None:
+    """Each stream stopped before its closing event: truncated, saying so, keeping `text`."""
+    for stream in streams:
+        turn = wire.parse_stream(stream)
+        assert turn.ending is Ending.TRUNCATED
+        assert turn.detail == "stream ended before its final event"
+        if text is not None:
+            assert turn.text == text
+
+
+def check_no_reason(wire: WireFormat, stream: str, *, text: str) -> None:
+    """A stream that reached its closing event without a stop reason: an error, saying so,
+    keeping the text it streamed."""
+    turn = wire.parse_stream(stream)
+    assert (turn.ending, turn.detail) == (Ending.ERROR, "no finish reason")
+    assert turn.text == text
 
 
 def check_refuses(wire: WireFormat, turn: Turn, match: str, *, stream: bool) -> None:
@@ -219,3 +238,81 @@ def openai_sdk(answer: WireResponse) -> openai.OpenAI:
         http_client=httpx2.Client(transport=httpx2.MockTransport(handler)),
         max_retries=0,
     )
+
+
+# -- tests every adapter's module declares with its own data ------------------------------------
+
+Test = Callable[..., None]
+"""A test function, collected under the name the adapter's module gives it."""
+
+
+def non_object_test(wire: WireFormat) -> Test:
+    """A body that is not a JSON object (none, a list, a string, a number) raises."""
+
+    @pytest.mark.parametrize("bad", [None, [], "text", 3])
+    def test(bad: Any) -> None:
+        check_not_an_object(wire, bad)
+
+    return test
+
+
+def any_body_test(wire: WireFormat, bodies: st.SearchStrategy[Any]) -> Test:
+    """Any of `bodies` gives a turn or a wire-format error."""
+
+    @settings(suppress_health_check=[HealthCheck.too_slow])
+    @given(bodies)
+    def test(value: Any) -> None:
+        check_turn_or_wire_error(wire, value)
+
+    return test
+
+
+def any_error_body_test(
+    wire: WireFormat, bodies: st.SearchStrategy[Any], endings: Iterable[Ending] = ()
+) -> Test:
+    """`parse_error` never raises on any of `bodies` with any status (and, where `endings` are
+    given, ends in one of them)."""
+    allowed = tuple(endings)
+
+    @given(st.integers(100, 599), bodies)
+    def test(status: int, error_body: Any) -> None:
+        turn = wire.parse_error(status, error_body)
+        assert isinstance(turn, Turn)
+        if allowed:
+            assert turn.ending in allowed
+
+    return test
+
+
+def any_events_test(
+    wire: WireFormat, events: st.SearchStrategy[list[tuple[str | None, str]]]
+) -> Test:
+    """Any of `events` fed to a fresh accumulator never crashes it."""
+
+    @given(events)
+    def test(events: list[tuple[str | None, str]]) -> None:
+        check_accumulator_survives(wire, events)
+
+    return test
+
+
+def round_trip_test(
+    wire: WireFormat, messages: st.SearchStrategy[tuple[Message, ...]], *, model: str = "m"
+) -> Test:
+    """Every transcript of `messages` survives rendering and parsing back."""
+
+    @given(messages)
+    def test(messages: tuple[Message, ...]) -> None:
+        check_round_trip(wire, messages, model)
+
+    return test
+
+
+def refusal_test(wire: WireFormat, body: Any, match: str) -> Test:
+    """The turn `body` gives is refused by `render_response`, whole and streamed."""
+
+    @pytest.mark.parametrize("stream", [False, True])
+    def test(stream: bool) -> None:
+        check_refuses(wire, wire.parse_response(body), match, stream=stream)
+
+    return test

@@ -13,7 +13,6 @@ from typing import Any
 import anthropic
 import httpx2
 import pytest
-from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from tests.models import _shared
 
@@ -471,10 +470,9 @@ _mutated = st.builds(
 )
 
 
-@settings(suppress_health_check=[HealthCheck.too_slow])
-@given(st.one_of(_json, _mutated))
-def test_arbitrary_bodies_give_a_turn_or_a_wire_format_error(value: Any) -> None:
-    _shared.check_turn_or_wire_error(WIRE, value)
+test_arbitrary_bodies_give_a_turn_or_a_wire_format_error = _shared.any_body_test(
+    WIRE, st.one_of(_json, _mutated)
+)
 
 
 # -- parse_error -----------------------------------------------------------------------------
@@ -563,9 +561,9 @@ def test_error_text_bodies_are_read_as_json_when_they_are() -> None:
     )
 
 
-@given(st.integers(100, 599), st.one_of(_json, st.binary(max_size=20)))
-def test_parse_error_never_raises(status: int, error_body: Any) -> None:
-    assert isinstance(WIRE.parse_error(status, error_body), Turn)
+test_parse_error_never_raises = _shared.any_error_body_test(
+    WIRE, st.one_of(_json, st.binary(max_size=20))
+)
 
 
 # -- streams ---------------------------------------------------------------------------------
@@ -679,10 +677,7 @@ def test_a_stream_without_its_final_event_is_truncated() -> None:
         block_start(0, {"type": "text", "text": ""}),
         delta(0, type="text_delta", text="Here are"),
     )
-    turn = WIRE.parse_stream(cut)
-    assert turn.ending is Ending.TRUNCATED
-    assert turn.detail == "stream ended before its final event"
-    assert turn.text == "Here are"
+    _shared.check_cut_off(WIRE, cut, text="Here are")
 
 
 def test_a_stream_with_message_delta_but_no_message_stop_is_truncated() -> None:
@@ -849,17 +844,16 @@ def test_progress_updates_in_streams() -> None:
     assert update.progress and update.signature == "Es8C"
 
 
-@given(
+test_garbage_events_never_crash_the_accumulator = _shared.any_events_test(
+    WIRE,
     st.lists(
         st.tuples(
             st.sampled_from([None, "message_start", "content_block_delta", "error", "x"]),
             st.one_of(_json.map(json.dumps), st.text(max_size=10)),
         ),
         max_size=12,
-    )
+    ),
 )
-def test_garbage_events_never_crash_the_accumulator(events: list[tuple[str | None, str]]) -> None:
-    _shared.check_accumulator_survives(WIRE, events)
 
 
 def test_garbage_lines_between_events_are_ignored() -> None:
@@ -1119,15 +1113,14 @@ def test_parse_request_rejects_non_bodies() -> None:
 _ids = st.text(alphabet="abcdef0123456789", min_size=4, max_size=8).map(lambda s: "toolu_" + s)
 
 
-@given(
+test_round_trip_property = _shared.round_trip_test(
+    WIRE,
     _shared.transcripts(
         _ids,
         thinking=st.builds(ThinkingPart, text=st.text(max_size=10), signature=_shared.TEXTS),
         result_errors=True,
-    )
+    ),
 )
-def test_round_trip_property(messages: tuple[Message, ...]) -> None:
-    _shared.check_round_trip(WIRE, messages)
 
 
 # -- render_response, checked by the official SDK ---------------------------------------------

@@ -11,7 +11,7 @@ import json
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 from tests.models import _shared
 
@@ -314,9 +314,7 @@ def test_malformed_bodies_raise_wire_format_errors_naming_the_field(bad: Any, pa
     _shared.check_malformed(WIRE, bad, path, api=API)
 
 
-@pytest.mark.parametrize("bad", [None, [], "text", 3])
-def test_a_non_object_body_raises(bad: Any) -> None:
-    _shared.check_not_an_object(WIRE, bad)
+test_a_non_object_body_raises = _shared.non_object_test(WIRE)
 
 
 _json = _shared.json_values()
@@ -344,10 +342,9 @@ _mutated_blocks = st.builds(
 )
 
 
-@settings(suppress_health_check=[HealthCheck.too_slow])
-@given(st.one_of(_json, _mutated, _mutated_blocks))
-def test_arbitrary_bodies_give_a_turn_or_a_wire_format_error(value: Any) -> None:
-    _shared.check_turn_or_wire_error(WIRE, value)
+test_arbitrary_bodies_give_a_turn_or_a_wire_format_error = _shared.any_body_test(
+    WIRE, st.one_of(_json, _mutated, _mutated_blocks)
+)
 
 
 # -- parse_error -----------------------------------------------------------------------------
@@ -467,10 +464,11 @@ def test_html_bodies_are_kept_as_text() -> None:
     assert turn.error is not None and turn.error.message == "<html>Bad Gateway</html>"
 
 
-@given(st.integers(100, 599), _shared.error_bodies(_json))
-def test_parse_error_never_raises(status: int, error_body: Any) -> None:
-    turn = WIRE.parse_error(status, error_body)
-    assert turn.ending in (Ending.ERROR, Ending.CONTEXT_EXCEEDED, Ending.FILTERED)
+test_parse_error_never_raises = _shared.any_error_body_test(
+    WIRE,
+    _shared.error_bodies(_json),
+    endings=(Ending.ERROR, Ending.CONTEXT_EXCEEDED, Ending.FILTERED),
+)
 
 
 # -- streams ---------------------------------------------------------------------------------
@@ -556,17 +554,13 @@ def test_reasoning_stream_keeps_the_signature() -> None:
 
 
 def test_a_stream_without_message_stop_is_truncated() -> None:
-    turn = WIRE.parse_stream(sse(START, text_delta("The capital ")))
-    assert turn.ending is Ending.TRUNCATED
-    assert turn.detail == "stream ended before its final event"
-    assert turn.text == "The capital "
+    _shared.check_cut_off(WIRE, sse(START, text_delta("The capital ")), text="The capital ")
 
 
 def test_a_stream_that_reaches_metadata_without_message_stop_is_an_error() -> None:
     """``metadata`` is the stream's last event: it ended normally, with no stop reason."""
-    turn = WIRE.parse_stream(sse(START, text_delta("The capital "), METADATA))
-    assert (turn.ending, turn.detail) == (Ending.ERROR, "no finish reason")
-    assert turn.text == "The capital "
+    stream = sse(START, text_delta("The capital "), METADATA)
+    _shared.check_no_reason(WIRE, stream, text="The capital ")
 
 
 def test_an_empty_stream_is_truncated_not_complete() -> None:
@@ -645,7 +639,8 @@ def test_garbage_lines_are_ignored() -> None:
     assert WIRE.parse_stream(noisy).ending is Ending.COMPLETE
 
 
-@given(
+test_garbage_events_never_crash_the_accumulator = _shared.any_events_test(
+    WIRE,
     st.lists(
         st.tuples(
             st.sampled_from(
@@ -654,10 +649,8 @@ def test_garbage_lines_are_ignored() -> None:
             st.one_of(_json.map(json.dumps), st.text(max_size=10)),
         ),
         max_size=12,
-    )
+    ),
 )
-def test_garbage_events_never_crash_the_accumulator(events: list[tuple[str | None, str]]) -> None:
-    _shared.check_accumulator_survives(WIRE, events)
 
 
 @given(
@@ -899,21 +892,19 @@ def test_round_trip_gives_back_the_request() -> None:
 _ids = st.text(alphabet="abcdef0123456789", min_size=4, max_size=8).map(lambda s: "tooluse_" + s)
 
 
-@given(
+test_round_trip_property = _shared.round_trip_test(
+    WIRE,
     _shared.transcripts(
         _ids,
         thinking=st.builds(ThinkingPart, text=st.text(max_size=10), signature=_shared.TEXTS),
         result_errors=True,
-    )
+    ),
 )
-def test_round_trip_property(messages: tuple[Message, ...]) -> None:
-    _shared.check_round_trip(WIRE, messages)
 
 
 # -- render_response -------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("stream", [False, True])
-def test_render_response_refuses_naming_the_ending_and_the_api(stream: bool) -> None:
-    turn = WIRE.parse_response(body([text("hi")]))
-    _shared.check_refuses(WIRE, turn, r"complete.*bedrock-converse", stream=stream)
+test_render_response_refuses_naming_the_ending_and_the_api = _shared.refusal_test(
+    WIRE, body([text("hi")]), r"complete.*bedrock-converse"
+)

@@ -12,7 +12,6 @@ import json
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from tests.models import _shared
 
@@ -26,7 +25,6 @@ from donegate.messages import (
     ThinkingPart,
     ToolCall,
     ToolResult,
-    Turn,
     Usage,
 )
 from donegate.models import registry
@@ -353,9 +351,7 @@ def test_malformed_bodies_raise_wire_format_errors_naming_the_field(bad: Any, pa
     _shared.check_malformed(WIRE, bad, path, api=API)
 
 
-@pytest.mark.parametrize("bad", [None, [], "text", 3])
-def test_a_non_object_body_raises(bad: Any) -> None:
-    _shared.check_not_an_object(WIRE, bad)
+test_a_non_object_body_raises = _shared.non_object_test(WIRE)
 
 
 _json = _shared.json_values()
@@ -373,10 +369,9 @@ _mutated = st.builds(
 )
 
 
-@settings(suppress_health_check=[HealthCheck.too_slow])
-@given(st.one_of(_json, _mutated))
-def test_arbitrary_bodies_give_a_turn_or_a_wire_format_error(value: Any) -> None:
-    _shared.check_turn_or_wire_error(WIRE, value)
+test_arbitrary_bodies_give_a_turn_or_a_wire_format_error = _shared.any_body_test(
+    WIRE, st.one_of(_json, _mutated)
+)
 
 
 # -- parse_error -----------------------------------------------------------------------------
@@ -439,9 +434,7 @@ def test_error_bodies(status: int, error_body: Any, ending: Ending, message: str
     _shared.check_error_turn(turn, status=status, ending=ending, message=message, retry_after=1.0)
 
 
-@given(st.integers(100, 599), _shared.error_bodies(_json))
-def test_parse_error_never_raises(status: int, error_body: Any) -> None:
-    assert isinstance(WIRE.parse_error(status, error_body), Turn)
+test_parse_error_never_raises = _shared.any_error_body_test(WIRE, _shared.error_bodies(_json))
 
 
 # -- streams ---------------------------------------------------------------------------------
@@ -521,16 +514,11 @@ def test_thinking_stream_matches_the_body() -> None:
 
 
 def test_a_stream_without_message_end_is_truncated() -> None:
-    for text in (sse(*TEXT_STREAM[:4], done=False), ""):
-        turn = WIRE.parse_stream(text)
-        assert turn.ending is Ending.TRUNCATED
-        assert turn.detail == "stream ended before its final event"
+    _shared.check_cut_off(WIRE, sse(*TEXT_STREAM[:4], done=False), "")
 
 
 def test_a_stream_that_reaches_done_without_message_end_is_an_error() -> None:
-    turn = WIRE.parse_stream(sse(*TEXT_STREAM[:4]))
-    assert (turn.ending, turn.detail) == (Ending.ERROR, "no finish reason")
-    assert turn.text == "Hello there!"
+    _shared.check_no_reason(WIRE, sse(*TEXT_STREAM[:4]), text="Hello there!")
 
 
 def test_a_stream_cut_mid_tool_call_keeps_the_partial_call() -> None:
@@ -610,7 +598,8 @@ def test_garbage_lines_are_ignored() -> None:
     assert WIRE.parse_stream(sse("not json", "3", *TEXT_STREAM)).ending is Ending.COMPLETE
 
 
-@given(
+test_garbage_events_never_crash_the_accumulator = _shared.any_events_test(
+    WIRE,
     st.lists(
         st.tuples(
             st.sampled_from(
@@ -640,10 +629,8 @@ def test_garbage_lines_are_ignored() -> None:
             ),
         ),
         max_size=12,
-    )
+    ),
 )
-def test_garbage_events_never_crash_the_accumulator(events: list[tuple[str | None, str]]) -> None:
-    _shared.check_accumulator_survives(WIRE, events)
 
 
 # -- requests --------------------------------------------------------------------------------
@@ -861,22 +848,20 @@ _ids = st.text(alphabet="abcdefghijklmnopqrstuvwxyz0123456789", min_size=12, max
 )
 
 
-@given(
+test_round_trip_property = _shared.round_trip_test(
+    WIRE,
     _shared.transcripts(
         _ids,
         thinking=st.builds(ThinkingPart, text=st.text(max_size=10)),
         plan=st.builds(ThinkingPart, text=_shared.TEXTS, provider_details=st.just(TOOL_PLAN)),
         raw_arguments=True,
-    )
+    ),
 )
-def test_round_trip_property(messages: tuple[Message, ...]) -> None:
-    _shared.check_round_trip(WIRE, messages)
 
 
 # -- render_response -------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("stream", [False, True])
-def test_render_response_refuses_naming_the_ending_and_the_api(stream: bool) -> None:
-    turn = WIRE.parse_response(body(calling(call()), "TOOL_CALL"))
-    _shared.check_refuses(WIRE, turn, r"tool_use.*cohere", stream=stream)
+test_render_response_refuses_naming_the_ending_and_the_api = _shared.refusal_test(
+    WIRE, body(calling(call()), "TOOL_CALL"), r"tool_use.*cohere"
+)

@@ -11,7 +11,6 @@ import json
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from tests.models import _shared
 
@@ -25,7 +24,6 @@ from donegate.messages import (
     ThinkingPart,
     ToolCall,
     ToolResult,
-    Turn,
     Usage,
 )
 from donegate.models import registry
@@ -262,9 +260,7 @@ def test_malformed_bodies_raise_wire_format_errors_naming_the_field(bad: Any, pa
     _shared.check_malformed(WIRE, bad, path, api=API)
 
 
-@pytest.mark.parametrize("bad", [None, [], "text", 3])
-def test_a_non_object_body_raises(bad: Any) -> None:
-    _shared.check_not_an_object(WIRE, bad)
+test_a_non_object_body_raises = _shared.non_object_test(WIRE)
 
 
 _json = _shared.json_values()
@@ -283,10 +279,9 @@ _mutated = st.builds(
 )
 
 
-@settings(suppress_health_check=[HealthCheck.too_slow])
-@given(st.one_of(_json, _mutated))
-def test_arbitrary_bodies_give_a_turn_or_a_wire_format_error(value: Any) -> None:
-    _shared.check_turn_or_wire_error(WIRE, value)
+test_arbitrary_bodies_give_a_turn_or_a_wire_format_error = _shared.any_body_test(
+    WIRE, st.one_of(_json, _mutated)
+)
 
 
 # -- parse_error -----------------------------------------------------------------------------
@@ -410,9 +405,7 @@ def test_a_rate_limit_never_reads_as_context_exceeded() -> None:
     assert turn.error is not None and turn.error.retry_after == 3
 
 
-@given(st.integers(100, 599), _shared.error_bodies(_json))
-def test_parse_error_never_raises(status: int, error_body: Any) -> None:
-    assert isinstance(WIRE.parse_error(status, error_body), Turn)
+test_parse_error_never_raises = _shared.any_error_body_test(WIRE, _shared.error_bodies(_json))
 
 
 # -- streams ---------------------------------------------------------------------------------
@@ -496,16 +489,11 @@ def test_whole_calls_sent_at_the_same_index_stay_apart() -> None:
 
 
 def test_a_stream_without_a_finish_reason_is_truncated() -> None:
-    for text in (sse(*TEXT_STREAM[:3], done=False), ""):
-        turn = WIRE.parse_stream(text)
-        assert turn.ending is Ending.TRUNCATED
-        assert turn.detail == "stream ended before its final event"
+    _shared.check_cut_off(WIRE, sse(*TEXT_STREAM[:3], done=False), "")
 
 
 def test_a_stream_that_reaches_done_without_a_finish_reason_is_an_error() -> None:
-    turn = WIRE.parse_stream(sse(*TEXT_STREAM[:3]))
-    assert (turn.ending, turn.detail) == (Ending.ERROR, "no finish reason")
-    assert turn.text == "Hello there!"
+    _shared.check_no_reason(WIRE, sse(*TEXT_STREAM[:3]), text="Hello there!")
 
 
 def test_a_stream_cut_mid_tool_call_keeps_the_partial_call() -> None:
@@ -547,7 +535,8 @@ def test_garbage_lines_are_ignored() -> None:
     assert WIRE.parse_stream(noisy).ending is Ending.COMPLETE
 
 
-@given(
+test_garbage_events_never_crash_the_accumulator = _shared.any_events_test(
+    WIRE,
     st.lists(
         st.tuples(
             st.sampled_from([None, "message", "error"]),
@@ -562,10 +551,8 @@ def test_garbage_lines_are_ignored() -> None:
             ),
         ),
         max_size=12,
-    )
+    ),
 )
-def test_garbage_events_never_crash_the_accumulator(events: list[tuple[str | None, str]]) -> None:
-    _shared.check_accumulator_survives(WIRE, events)
 
 
 # -- requests --------------------------------------------------------------------------------
@@ -815,19 +802,18 @@ def test_round_trip_gives_back_the_request() -> None:
 _ids = st.text(alphabet="abcdefABCDEF0123456789", min_size=9, max_size=9)
 
 
-@given(
+test_round_trip_property = _shared.round_trip_test(
+    WIRE,
     _shared.transcripts(
         _ids, thinking=st.builds(ThinkingPart, text=st.text(max_size=10)), raw_arguments=True
-    )
+    ),
+    model=MODEL,
 )
-def test_round_trip_property(messages: tuple[Message, ...]) -> None:
-    _shared.check_round_trip(WIRE, messages, model=MODEL)
 
 
 # -- render_response -------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("stream", [False, True])
-def test_render_response_refuses_naming_the_ending_and_the_api(stream: bool) -> None:
-    turn = WIRE.parse_response(body("x", "length"))
-    _shared.check_refuses(WIRE, turn, r"truncated.*mistral", stream=stream)
+test_render_response_refuses_naming_the_ending_and_the_api = _shared.refusal_test(
+    WIRE, body("x", "length"), r"truncated.*mistral"
+)
