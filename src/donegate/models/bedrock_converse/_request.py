@@ -17,19 +17,14 @@ from donegate.messages import (
     ToolCall,
     ToolResult,
 )
-from donegate.models._request_body import (
-    SamplingNames,
-    finish_request,
-    parse_sampling,
-    render_sampling,
-)
+from donegate.models import _request_body
 from donegate.models.base import ModelRequest, ModelSettings, ToolSpec
 from donegate.models.bedrock_converse._parse import as_str, fail, parse_block
 
 _REQUEST_KEYS = frozenset({"modelId", "messages", "system", "toolConfig", "inferenceConfig"})
 """Top-level request fields render_request writes; any other field is ``extra_body``."""
 
-_SAMPLING = SamplingNames(max_tokens="maxTokens", top_p="topP", stop="stopSequences")
+_SAMPLING = _request_body.SamplingNames(max_tokens="maxTokens", top_p="topP", stop="stopSequences")
 """``inferenceConfig``'s names for the sampling settings."""
 
 
@@ -214,7 +209,7 @@ def render_request(request: ModelRequest) -> dict[str, Any]:
     tool_config = _tool_config(request)
     if tool_config is not None:
         body["toolConfig"] = tool_config
-    inference = render_sampling(request.settings, _SAMPLING)
+    inference = _request_body.render_sampling(request.settings, _SAMPLING)
     if inference:
         body["inferenceConfig"] = inference
     body.update(request.settings.extra_body)
@@ -236,10 +231,10 @@ def parse_request(body: Mapping[str, Any]) -> ModelRequest:
     raw_config = body.get("inferenceConfig")
     config: dict[str, Any] = raw_config if isinstance(raw_config, dict) else {}
     settings = ModelSettings(
-        **parse_sampling(config, _SAMPLING),
+        **_request_body.parse_sampling(config, _SAMPLING),
         tool_choice=choice,
         extra_body={k: v for k, v in body.items() if k not in _REQUEST_KEYS and k != "stream"},
     )
-    return finish_request(
+    return _request_body.finish_request(
         body, model_key="modelId", messages=messages, tools=tools, settings=settings
     )

@@ -17,14 +17,8 @@ from donegate.messages import (
     ToolCall,
     ToolResult,
 )
+from donegate.models import _request_body
 from donegate.models._function_calls import parse_tool_spec, render_tool_calls, render_tool_spec
-from donegate.models._request_body import (
-    SamplingNames,
-    finish_request,
-    parse_messages,
-    parse_sampling,
-    render_sampling,
-)
 from donegate.models._values import data_url, opt_str, url_media
 from donegate.models.base import ModelRequest, ModelSettings
 from donegate.models.cohere._parse import TOOL_PLAN, fail, message_parts, parse_content
@@ -45,7 +39,7 @@ _REQUEST_KEYS = frozenset(
 )
 """Request fields render_request writes; any other field is ``extra_body``."""
 
-_SAMPLING = SamplingNames(top_p="p", stop="stop_sequences")
+_SAMPLING = _request_body.SamplingNames(top_p="p", stop="stop_sequences")
 
 
 def _render_message(message: Message) -> list[dict[str, Any]]:
@@ -162,7 +156,7 @@ def render_request(request: ModelRequest) -> dict[str, Any]:
             body["strict_tools"] = True
     if choice in ("required", "none"):
         body["tool_choice"] = choice.upper()
-    body.update(render_sampling(settings, _SAMPLING))
+    body.update(_request_body.render_sampling(settings, _SAMPLING))
     if request.stream:
         body["stream"] = True
     body.update(settings.extra_body)
@@ -171,7 +165,7 @@ def render_request(request: ModelRequest) -> dict[str, Any]:
 
 def parse_request(body: Mapping[str, Any]) -> ModelRequest:
     """The canonical request a ``/v2/chat`` body describes (inverse of `render_request`)."""
-    messages = parse_messages(body.get("messages", []), _request_message, fail)
+    messages = _request_body.parse_messages(body.get("messages", []), _request_message, fail)
     strict = body.get("strict_tools") is True
     raw_tools = body.get("tools")
     tools = [
@@ -180,8 +174,8 @@ def parse_request(body: Mapping[str, Any]) -> ModelRequest:
     ]
     choice = body.get("tool_choice")
     settings = ModelSettings(
-        **parse_sampling(body, _SAMPLING),
+        **_request_body.parse_sampling(body, _SAMPLING),
         tool_choice=choice.lower() if isinstance(choice, str) else None,
         extra_body={k: v for k, v in body.items() if k not in _REQUEST_KEYS},
     )
-    return finish_request(body, messages=messages, tools=tools, settings=settings)
+    return _request_body.finish_request(body, messages=messages, tools=tools, settings=settings)

@@ -14,14 +14,8 @@ from donegate.messages import (
     ToolCall,
     ToolResult,
 )
+from donegate.models import _request_body
 from donegate.models._function_calls import parse_tool_spec, render_tool_calls, render_tool_spec
-from donegate.models._request_body import (
-    SamplingNames,
-    finish_request,
-    parse_messages,
-    parse_sampling,
-    render_sampling,
-)
 from donegate.models._values import data_url, opt_str
 from donegate.models.base import (
     ModelRequest,
@@ -45,7 +39,7 @@ _REQUEST_KEYS = frozenset(
 )
 """Request fields render_request writes; any other field is ``extra_body``."""
 
-_SAMPLING = SamplingNames()
+_SAMPLING = _request_body.SamplingNames()
 
 
 def _render_tool_choice(choice: str | None) -> Any:
@@ -134,7 +128,7 @@ def render_request(request: ModelRequest) -> dict[str, Any]:
         body["tool_choice"] = choice
     if settings.parallel_tool_calls is not None:
         body["parallel_tool_calls"] = settings.parallel_tool_calls
-    body.update(render_sampling(settings, _SAMPLING))
+    body.update(_request_body.render_sampling(settings, _SAMPLING))
     if request.stream:
         body["stream"] = True
     body.update(settings.extra_body)
@@ -143,14 +137,14 @@ def render_request(request: ModelRequest) -> dict[str, Any]:
 
 def parse_request(body: Mapping[str, Any]) -> ModelRequest:
     """The canonical request a chat completions body describes (inverse of render)."""
-    messages = parse_messages(body.get("messages", []), _request_message, fail)
+    messages = _request_body.parse_messages(body.get("messages", []), _request_message, fail)
     raw_tools = body.get("tools")
     tools = [parse_tool_spec(t) for t in (raw_tools if isinstance(raw_tools, list) else ())]
     parallel = body.get("parallel_tool_calls")
     settings = ModelSettings(
-        **parse_sampling(body, _SAMPLING, lone_stop=True),
+        **_request_body.parse_sampling(body, _SAMPLING, lone_stop=True),
         tool_choice=_parse_tool_choice(body.get("tool_choice")),
         parallel_tool_calls=parallel if isinstance(parallel, bool) else None,
         extra_body={k: v for k, v in body.items() if k not in _REQUEST_KEYS},
     )
-    return finish_request(body, messages=messages, tools=tools, settings=settings)
+    return _request_body.finish_request(body, messages=messages, tools=tools, settings=settings)
