@@ -21,6 +21,7 @@ from donegate.messages import (
     Ending,
     Message,
     Part,
+    RefusalPart,
     TextPart,
     ThinkingPart,
     ToolCall,
@@ -316,3 +317,38 @@ def refusal_test(wire: WireFormat, body: Any, match: str) -> Test:
         check_refuses(wire, wire.parse_response(body), match, stream=stream)
 
     return test
+
+
+def check_finish_or_wire_error(wire: WireFormat, datas: Iterable[str]) -> None:
+    """Any ``data:`` payloads fed to a fresh accumulator give text back, and its end is a turn
+    or a wire-format error."""
+    acc = wire.stream()
+    for data in datas:
+        assert isinstance(acc.feed(None, data), str)
+    try:
+        turn = acc.finish()
+    except WireFormatError:
+        return
+    assert isinstance(turn.ending, Ending)
+
+
+def served_turns(turn_of: Callable[..., Turn]) -> dict[str, Turn]:
+    """The turns every format the emulator serves renders the same way, by name: cut off (text
+    and a call), filtered, refused, empty and a malformed call; `turn_of` adds what the format
+    needs (ids, model)."""
+    return {
+        "truncated": turn_of(Ending.TRUNCATED, TextPart(text="1. Alabama\n2. Alaska\n3. Ari")),
+        "truncated_call": turn_of(
+            Ending.TRUNCATED,
+            ToolCall.from_raw(
+                id="call_T", name="write", arguments_raw='{"path": "notes.md", "body": "Mon'
+            ),
+        ),
+        "filtered": turn_of(Ending.FILTERED, TextPart(text="I'm sorry, but")),
+        "refused": turn_of(Ending.REFUSED, RefusalPart(text="I can't help with that.")),
+        "empty": turn_of(Ending.EMPTY),
+        "malformed": turn_of(
+            Ending.MALFORMED_TOOL_CALL,
+            ToolCall.from_raw(id="call_M", name="f", arguments_raw='{"x": tru'),
+        ),
+    }

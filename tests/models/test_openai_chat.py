@@ -453,10 +453,7 @@ def test_a_200_error_envelope_is_an_error_turn(
 def test_a_body_of_the_wrong_shape_raises_wire_format_error_naming_the_path(
     bad: Any, path: str
 ) -> None:
-    with pytest.raises(WireFormatError) as info:
-        WIRE.parse_response(bad)
-    assert info.value.path == path
-    assert info.value.api == "openai-chat"
+    _shared.check_malformed(WIRE, bad, path, api="openai-chat")
 
 
 _json = _shared.json_values(allow_nan=False)
@@ -1127,14 +1124,9 @@ _DELTA = st.fixed_dictionaries(
     )
 )
 def test_any_chunk_sequence_gives_a_turn_or_a_wire_format_error(events: list[Any]) -> None:
-    acc = WIRE.stream()
-    for e in events:
-        assert isinstance(acc.feed(None, e if isinstance(e, str) else json.dumps(e)), str)
-    try:
-        turn = acc.finish()
-    except WireFormatError:
-        return
-    assert isinstance(turn.ending, Ending)
+    _shared.check_finish_or_wire_error(
+        WIRE, (e if isinstance(e, str) else json.dumps(e) for e in events)
+    )
 
 
 # -- render_request / parse_request ------------------------------------------------------------
@@ -1582,6 +1574,7 @@ turn_of = functools.partial(
 
 WEATHER = ToolCall.from_raw(id="call_W1", name="weather", arguments_raw='{"city":"Lima"}')
 TURNS = {
+    **_shared.served_turns(turn_of),
     "complete": turn_of(
         Ending.COMPLETE,
         ThinkingPart(text="The user greets me."),
@@ -1609,21 +1602,7 @@ TURNS = {
             provider_details={"type": "custom"},
         ),
     ),
-    "truncated": turn_of(Ending.TRUNCATED, TextPart(text="1. Alabama\n2. Alaska\n3. Ari")),
-    "truncated_call": turn_of(
-        Ending.TRUNCATED,
-        ToolCall.from_raw(
-            id="call_T", name="write", arguments_raw='{"path": "notes.md", "body": "Mon'
-        ),
-    ),
-    "filtered": turn_of(Ending.FILTERED, TextPart(text="I'm sorry, but")),
-    "refused": turn_of(Ending.REFUSED, RefusalPart(text="I can't help with that.")),
-    "empty": turn_of(Ending.EMPTY),
     "empty_thinking": turn_of(Ending.EMPTY, ThinkingPart(text="Nothing to say.")),
-    "malformed": turn_of(
-        Ending.MALFORMED_TOOL_CALL,
-        ToolCall.from_raw(id="call_M", name="f", arguments_raw='{"x": tru'),
-    ),
 }
 FINISH = {
     "complete": "stop",

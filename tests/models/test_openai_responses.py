@@ -11,7 +11,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from tests.models import _shared
 
-from donegate.errors import UnsupportedTurn, WireFormatError
+from donegate.errors import UnsupportedTurn
 from donegate.messages import (
     Ending,
     ErrorInfo,
@@ -362,9 +362,7 @@ def test_a_200_error_envelope_is_an_error_turn() -> None:
 def test_a_body_of_the_wrong_shape_raises_wire_format_error_naming_the_path(
     bad: Any, path: str
 ) -> None:
-    with pytest.raises(WireFormatError) as info:
-        WIRE.parse_response(bad)
-    assert info.value.path == path
+    _shared.check_malformed(WIRE, bad, path)
 
 
 _json = _shared.json_values(allow_nan=False)
@@ -701,14 +699,7 @@ _EVENT_TYPES = [
     )
 )
 def test_any_event_sequence_gives_a_turn_or_a_wire_format_error(events: list[Any]) -> None:
-    acc = WIRE.stream()
-    for e in events:
-        assert isinstance(acc.feed(None, json.dumps(e)), str)
-    try:
-        turn = acc.finish()
-    except WireFormatError:
-        return
-    assert isinstance(turn.ending, Ending)
+    _shared.check_finish_or_wire_error(WIRE, (json.dumps(e) for e in events))
 
 
 # -- render_request / parse_request ------------------------------------------------------------
@@ -992,6 +983,7 @@ def test_parse_request_inverts_render_request(request: ModelRequest) -> None:
 turn_of = _shared.turn_of
 CALL = ToolCall.from_raw(id="call_W1", name="weather", arguments_raw='{"city":"Lima"}')
 TURNS = {
+    **_shared.served_turns(turn_of),
     "complete": turn_of(
         Ending.COMPLETE,
         ThinkingPart(text="The user greets me.", signature="gAAAA-sig"),
@@ -999,20 +991,6 @@ TURNS = {
         usage=Usage(input_tokens=10, output_tokens=20, reasoning_tokens=8),
     ),
     "tool_use": turn_of(Ending.TOOL_USE, TextPart(text="Checking."), CALL),
-    "truncated": turn_of(Ending.TRUNCATED, TextPart(text="1. Alabama\n2. Alaska\n3. Ari")),
-    "truncated_call": turn_of(
-        Ending.TRUNCATED,
-        ToolCall.from_raw(
-            id="call_T", name="write", arguments_raw='{"path": "notes.md", "body": "Mon'
-        ),
-    ),
-    "filtered": turn_of(Ending.FILTERED, TextPart(text="I'm sorry, but")),
-    "refused": turn_of(Ending.REFUSED, RefusalPart(text="I can't help with that.")),
-    "empty": turn_of(Ending.EMPTY),
-    "malformed": turn_of(
-        Ending.MALFORMED_TOOL_CALL,
-        ToolCall.from_raw(id="call_M", name="f", arguments_raw='{"x": tru'),
-    ),
     "custom_and_shell": turn_of(
         Ending.TOOL_USE,
         ToolCall(
