@@ -131,6 +131,15 @@ def check_no_reason(wire: WireFormat, stream: str, *, text: str) -> None:
     assert turn.text == text
 
 
+def check_same_turn(streamed: Turn, whole: Turn, ending: Ending, *fields: str) -> None:
+    """A streamed turn ends in `ending` with the same message, raw reason and usage as the whole
+    body gave, and the same value for each of `fields` (``model``, ``response_id``)."""
+    assert streamed.ending is ending and whole.ending is ending
+    assert streamed.message == whole.message
+    for name in ("raw_reason", "usage", *fields):
+        assert getattr(streamed, name) == getattr(whole, name), name
+
+
 def check_refuses(wire: WireFormat, turn: Turn, match: str, *, stream: bool) -> None:
     """A format the emulator does not serve refuses `turn`, naming its ending and the API."""
     with pytest.raises(UnsupportedTurn, match=match):
@@ -145,6 +154,18 @@ def check_round_trip(wire: WireFormat, messages: tuple[Message, ...], model: str
 
 TEXTS = st.text(min_size=1, max_size=12)
 """Non-empty short texts (an empty text part is dropped by every format)."""
+
+THINKING = st.builds(ThinkingPart, text=st.text(max_size=10))
+"""Reasoning as plain text (Cohere, Mistral)."""
+
+SIGNED_THINKING = st.builds(ThinkingPart, text=st.text(max_size=10), signature=TEXTS)
+"""Reasoning with the signature the provider returns to check it (Anthropic, Bedrock)."""
+
+
+def call_ids(prefix: str) -> st.SearchStrategy[str]:
+    """Call ids of the shape ``<prefix><4 to 8 hex digits>``."""
+    return st.text(alphabet="abcdef0123456789", min_size=4, max_size=8).map(lambda s: prefix + s)
+
 
 ARGUMENTS = st.dictionaries(st.text(max_size=5), st.integers() | st.text(max_size=5), max_size=3)
 """A tool call's arguments."""

@@ -1110,15 +1110,10 @@ def test_parse_request_rejects_non_bodies() -> None:
         WIRE.parse_request({"messages": "hi"})
 
 
-_ids = st.text(alphabet="abcdef0123456789", min_size=4, max_size=8).map(lambda s: "toolu_" + s)
-
-
 test_round_trip_property = _shared.round_trip_test(
     WIRE,
     _shared.transcripts(
-        _ids,
-        thinking=st.builds(ThinkingPart, text=st.text(max_size=10), signature=_shared.TEXTS),
-        result_errors=True,
+        _shared.call_ids("toolu_"), thinking=_shared.SIGNED_THINKING, result_errors=True
     ),
 )
 

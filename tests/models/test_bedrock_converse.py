@@ -518,13 +518,7 @@ def test_tool_call_stream_gives_the_same_turn_as_the_body() -> None:
     ]
     streamed = WIRE.parse_stream(sse(*events))
     whole = WIRE.parse_response(body([text("Looking it up."), tool_use(city="Paris")], "tool_use"))
-    assert streamed.ending is Ending.TOOL_USE
-    assert streamed.message == whole.message
-    assert (streamed.ending, streamed.raw_reason, streamed.usage) == (
-        whole.ending,
-        whole.raw_reason,
-        whole.usage,
-    )
+    _shared.check_same_turn(streamed, whole, Ending.TOOL_USE)
 
 
 def test_a_tool_call_without_input_deltas_has_no_arguments() -> None:
@@ -889,15 +883,10 @@ def test_round_trip_gives_back_the_request() -> None:
     assert WIRE.parse_request(WIRE.render_request(request)) == request
 
 
-_ids = st.text(alphabet="abcdef0123456789", min_size=4, max_size=8).map(lambda s: "tooluse_" + s)
-
-
 test_round_trip_property = _shared.round_trip_test(
     WIRE,
     _shared.transcripts(
-        _ids,
-        thinking=st.builds(ThinkingPart, text=st.text(max_size=10), signature=_shared.TEXTS),
-        result_errors=True,
+        _shared.call_ids("tooluse_"), thinking=_shared.SIGNED_THINKING, result_errors=True
     ),
 )
 

@@ -485,13 +485,7 @@ def test_tool_call_stream_gives_the_same_turn_as_the_body() -> None:
     ]
     streamed = WIRE.parse_stream(sse(*events))
     whole = WIRE.parse_response(body(calling(call(), call("get_weather_2", "")), "TOOL_CALL"))
-    assert streamed.ending is Ending.TOOL_USE
-    assert streamed.message == whole.message
-    assert (streamed.raw_reason, streamed.usage, streamed.response_id) == (
-        whole.raw_reason,
-        whole.usage,
-        whole.response_id,
-    )
+    _shared.check_same_turn(streamed, whole, Ending.TOOL_USE, "response_id")
 
 
 def test_thinking_stream_matches_the_body() -> None:
@@ -852,7 +846,7 @@ test_round_trip_property = _shared.round_trip_test(
     WIRE,
     _shared.transcripts(
         _ids,
-        thinking=st.builds(ThinkingPart, text=st.text(max_size=10)),
+        thinking=_shared.THINKING,
         plan=st.builds(ThinkingPart, text=_shared.TEXTS, provider_details=st.just(TOOL_PLAN)),
         raw_arguments=True,
     ),

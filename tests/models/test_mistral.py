@@ -467,14 +467,7 @@ def test_stream_gives_the_same_turn_as_the_body() -> None:
             ],
         )
     )
-    assert streamed.ending is Ending.TOOL_USE
-    assert streamed.message == whole.message
-    assert (streamed.raw_reason, streamed.usage, streamed.model, streamed.response_id) == (
-        whole.raw_reason,
-        whole.usage,
-        whole.model,
-        whole.response_id,
-    )
+    _shared.check_same_turn(streamed, whole, Ending.TOOL_USE, "model", "response_id")
 
 
 def test_whole_calls_sent_at_the_same_index_stay_apart() -> None:
@@ -804,9 +797,7 @@ _ids = st.text(alphabet="abcdefABCDEF0123456789", min_size=9, max_size=9)
 
 test_round_trip_property = _shared.round_trip_test(
     WIRE,
-    _shared.transcripts(
-        _ids, thinking=st.builds(ThinkingPart, text=st.text(max_size=10)), raw_arguments=True
-    ),
+    _shared.transcripts(_ids, thinking=_shared.THINKING, raw_arguments=True),
     model=MODEL,
 )
 

@@ -8,12 +8,11 @@ reader and one writer each, so the adapters differ only where their wire formats
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from typing import Any
 
-from donegate.errors import WireFormatError
 from donegate.messages import Part, ToolCall
-from donegate.models._values import opt_str
+from donegate.models._values import Fail, opt_str
 from donegate.models.base import ToolSpec
 
 __all__ = [
@@ -24,9 +23,6 @@ __all__ = [
     "render_tool_calls",
     "render_tool_spec",
 ]
-
-Fail = Callable[[str, str], WireFormatError]
-"""An adapter's ``fail(path, message)``: the error that names its API and the field."""
 
 
 def arguments_raw(value: Any) -> str:

@@ -7,9 +7,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, TypedDict
 
-from donegate.errors import WireFormatError
 from donegate.messages import Message
-from donegate.models._values import append_merging_results, opt_float
+from donegate.models._values import Fail, append_merging_results, opt_float
 from donegate.models.base import ModelRequest, ModelSettings, ToolSpec
 
 __all__ = [
@@ -81,9 +80,7 @@ ReadMessage = Callable[[Any, str, dict[str, str]], Message | None]
 so that a result can name its tool."""
 
 
-def parse_messages(
-    raw_messages: Any, read: ReadMessage, fail: Callable[[str, str], WireFormatError]
-) -> list[Message]:
+def parse_messages(raw_messages: Any, read: ReadMessage, fail: Fail) -> list[Message]:
     """``messages`` read one by one, consecutive tool results merged into one batch."""
     if not isinstance(raw_messages, list):
         raise fail("messages", "expected a list")

@@ -2,25 +2,41 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
+from donegate.errors import WireFormatError
 from donegate.messages import MediaPart, Message
 
 __all__ = [
     "MAPPING",
+    "Fail",
     "append_merging_results",
     "as_int",
     "data_url",
     "opt_float",
     "opt_str",
     "url_media",
+    "wire_fail",
 ]
 
 MAPPING = (dict, Mapping)
 """``isinstance(x, MAPPING)`` is ``isinstance(x, Mapping)`` without the ABC check for a plain dict
 (every decoded JSON object): the check answers in C, a few times faster on the hot paths. For a
 value that is usually absent, test ``is not None`` first (None still takes the ABC path)."""
+
+
+Fail = Callable[[str, str], WireFormatError]
+"""An adapter's ``fail(path, message)``: the error that names its API and the bad field."""
+
+
+def wire_fail(api: str) -> Fail:
+    """The `Fail` of the wire format `api`."""
+
+    def fail(path: str, message: str) -> WireFormatError:
+        return WireFormatError(api, message, path=path)
+
+    return fail
 
 
 def as_int(value: Any) -> int:

@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from donegate.errors import WireFormatError
 from donegate.messages import (
     Ending,
     MediaPart,
@@ -19,9 +18,10 @@ from donegate.messages import (
 )
 from donegate.models import _rules
 from donegate.models._error_body import client_error, error_object
-from donegate.models._values import as_int
+from donegate.models._values import as_int, wire_fail
 
 API = "bedrock-converse"
+fail = wire_fail(API)
 
 _SIGNALS: dict[str, Ending] = {
     "end_turn": Ending.COMPLETE,
@@ -40,10 +40,6 @@ _CONTEXT_NEEDLES = ("too many input tokens", "input tokens exceed", "input token
 """Bedrock's own wordings (Nova, Titan) beyond the shared context-window phrases."""
 
 _FILTER_NEEDLES = ("content filtering policy", "blocked by content filter")
-
-
-def fail(path: str, message: str) -> WireFormatError:
-    return WireFormatError(API, message, path=path)
 
 
 def as_str(value: Any, path: str) -> str:

@@ -5,7 +5,6 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from donegate.errors import WireFormatError
 from donegate.messages import (
     Ending,
     Part,
@@ -19,9 +18,10 @@ from donegate.messages import (
 from donegate.models import _rules
 from donegate.models._error_body import client_error, error_object
 from donegate.models._function_calls import arguments_raw, parse_tool_calls
-from donegate.models._values import as_int
+from donegate.models._values import as_int, wire_fail
 
 API = "cohere"
+fail = wire_fail(API)
 
 TOOL_PLAN: Mapping[str, Any] = {"cohere": "tool_plan"}
 """``provider_details`` of the `ThinkingPart` that holds a message's ``tool_plan``."""
@@ -38,10 +38,6 @@ _SIGNALS: dict[str, Ending] = {
     "USER_CANCEL": Ending.ERROR,
 }
 """Every documented ``finish_reason`` (v2 and v1); anything else is an error."""
-
-
-def fail(path: str, message: str) -> WireFormatError:
-    return WireFormatError(API, message, path=path)
 
 
 def parse_usage(raw: Any) -> Usage:

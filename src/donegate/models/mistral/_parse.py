@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from donegate.errors import WireFormatError
 from donegate.messages import (
     Ending,
     Part,
@@ -17,9 +16,10 @@ from donegate.messages import (
 from donegate.models import _rules
 from donegate.models._error_body import client_error, error_object
 from donegate.models._function_calls import parse_tool_calls
-from donegate.models._values import as_int, opt_str, url_media
+from donegate.models._values import as_int, opt_str, url_media, wire_fail
 
 API = "mistral"
+fail = wire_fail(API)
 
 _SIGNALS: dict[str, Ending] = {
     "stop": Ending.COMPLETE,
@@ -29,10 +29,6 @@ _SIGNALS: dict[str, Ending] = {
     "error": Ending.ERROR,
 }
 """Every documented ``finish_reason``; anything else is an error, never a normal stop."""
-
-
-def fail(path: str, message: str) -> WireFormatError:
-    return WireFormatError(API, message, path=path)
 
 
 def parse_usage(raw: Any) -> Usage:
