@@ -13,8 +13,8 @@ from typing import Any
 import anthropic
 import httpx2
 import pytest
-from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from tests.models import _shared
 
 from donegate.errors import UnsupportedTurn, WireFormatError
 from donegate.messages import (
@@ -32,10 +32,9 @@ from donegate.messages import (
     Turn,
     Usage,
 )
-from donegate.models import registry
 from donegate.models._rules import error_turn, make_turn
 from donegate.models.anthropic_messages import WIRE, AnthropicMessages
-from donegate.models.base import ModelRequest, ModelSettings, ToolSpec, WireFormat, WireResponse
+from donegate.models.base import ModelRequest, ModelSettings, ToolSpec, WireResponse
 
 API = "anthropic-messages"
 
@@ -123,9 +122,7 @@ def turn_of(ending: Ending, parts: list[Part], **kw: Any) -> Turn:
 
 
 def test_wire_implements_the_protocol_and_is_registered() -> None:
-    assert isinstance(WIRE, WireFormat)
-    assert registry.wire_format(API) is WIRE
-    assert WIRE.name == API
+    _shared.check_registered(WIRE, API)
 
 
 # -- parse_response: stop reasons ------------------------------------------------------------
@@ -447,24 +444,15 @@ def test_a_200_error_envelope_is_an_error_turn() -> None:
 def test_malformed_bodies_raise_wire_format_errors_naming_the_field(
     bad: dict[str, Any], path: str
 ) -> None:
-    with pytest.raises(WireFormatError) as info:
-        WIRE.parse_response(bad)
-    assert info.value.path == path
+    _shared.check_malformed(WIRE, bad, path)
 
 
 def test_a_non_object_body_raises() -> None:
     for bad in (None, [], "msg", 3):
-        with pytest.raises(WireFormatError):
-            WIRE.parse_response(bad)
+        _shared.check_not_an_object(WIRE, bad)
 
 
-_json = st.recursive(
-    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=8),
-    lambda inner: (
-        st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner, max_size=4)
-    ),
-    max_leaves=20,
-)
+_json = _shared.json_values(allow_nan=False)
 _block_values = st.sampled_from(
     [
         text("hi"),
@@ -482,14 +470,9 @@ _mutated = st.builds(
 )
 
 
-@settings(suppress_health_check=[HealthCheck.too_slow])
-@given(st.one_of(_json, _mutated))
-def test_arbitrary_bodies_give_a_turn_or_a_wire_format_error(value: Any) -> None:
-    try:
-        turn = WIRE.parse_response(value)
-    except WireFormatError:
-        return
-    assert isinstance(turn, Turn) and isinstance(turn.ending, Ending)
+test_arbitrary_bodies_give_a_turn_or_a_wire_format_error = _shared.any_body_test(
+    WIRE, st.one_of(_json, _mutated)
+)
 
 
 # -- parse_error -----------------------------------------------------------------------------
@@ -559,10 +542,7 @@ def anthropic_error(kind: str, message: str) -> dict[str, Any]:
 )
 def test_error_bodies(status: int, error_body: Any, ending: Ending, kind: str | None) -> None:
     turn = WIRE.parse_error(status, error_body)
-    assert turn.ending is ending
-    assert turn.error is not None
-    assert (turn.error.status, turn.error.type) == (status, kind)
-    assert turn.raw_reason == str(status)
+    _shared.check_error_turn(turn, status=status, ending=ending, type=kind)
     assert turn.tool_calls == () and turn.text == ""
 
 
@@ -581,9 +561,9 @@ def test_error_text_bodies_are_read_as_json_when_they_are() -> None:
     )
 
 
-@given(st.integers(100, 599), st.one_of(_json, st.binary(max_size=20)))
-def test_parse_error_never_raises(status: int, error_body: Any) -> None:
-    assert isinstance(WIRE.parse_error(status, error_body), Turn)
+test_parse_error_never_raises = _shared.any_error_body_test(
+    WIRE, st.one_of(_json, st.binary(max_size=20))
+)
 
 
 # -- streams ---------------------------------------------------------------------------------
@@ -697,10 +677,7 @@ def test_a_stream_without_its_final_event_is_truncated() -> None:
         block_start(0, {"type": "text", "text": ""}),
         delta(0, type="text_delta", text="Here are"),
     )
-    turn = WIRE.parse_stream(cut)
-    assert turn.ending is Ending.TRUNCATED
-    assert turn.detail == "stream ended before its final event"
-    assert turn.text == "Here are"
+    _shared.check_cut_off(WIRE, cut, text="Here are")
 
 
 def test_a_stream_with_message_delta_but_no_message_stop_is_truncated() -> None:
@@ -867,20 +844,16 @@ def test_progress_updates_in_streams() -> None:
     assert update.progress and update.signature == "Es8C"
 
 
-@given(
+test_garbage_events_never_crash_the_accumulator = _shared.any_events_test(
+    WIRE,
     st.lists(
         st.tuples(
             st.sampled_from([None, "message_start", "content_block_delta", "error", "x"]),
             st.one_of(_json.map(json.dumps), st.text(max_size=10)),
         ),
         max_size=12,
-    )
+    ),
 )
-def test_garbage_events_never_crash_the_accumulator(events: list[tuple[str | None, str]]) -> None:
-    acc = WIRE.stream()
-    for event, data in events:
-        assert isinstance(acc.feed(event, data), str)
-    assert isinstance(acc.finish(), Turn)
 
 
 def test_garbage_lines_between_events_are_ignored() -> None:
@@ -1137,52 +1110,12 @@ def test_parse_request_rejects_non_bodies() -> None:
         WIRE.parse_request({"messages": "hi"})
 
 
-_texts = st.text(min_size=1, max_size=12)
-_ids = st.text(alphabet="abcdef0123456789", min_size=4, max_size=8).map(lambda s: "toolu_" + s)
-
-
-@st.composite
-def transcripts(draw: st.DrawFn) -> tuple[Message, ...]:
-    """Well-formed transcripts: alternating turns, every call answered in the next message."""
-    out: list[Message] = []
-    if draw(st.booleans()):
-        out.append(Message.system(draw(_texts)))
-    out.append(Message.user(draw(_texts)))
-    for _ in range(draw(st.integers(0, 3))):
-        parts: list[Part] = []
-        if draw(st.booleans()):
-            parts.append(ThinkingPart(text=draw(st.text(max_size=10)), signature=draw(_texts)))
-        if draw(st.booleans()):
-            parts.append(TextPart(text=draw(_texts)))
-        ids = draw(st.lists(_ids, max_size=3, unique=True))
-        args = st.dictionaries(st.text(max_size=5), st.integers() | st.text(max_size=5), max_size=3)
-        parts.extend(ToolCall.from_args(id=i, name="f", arguments=draw(args)) for i in ids)
-        if not parts:
-            parts.append(TextPart(text=draw(_texts)))
-        out.append(Message(role="assistant", parts=tuple(parts)))
-        if ids:
-            out.append(
-                Message.tool_results(
-                    ToolResult(
-                        call_id=i,
-                        name="f",
-                        content=draw(st.text(max_size=8)),
-                        is_error=draw(st.booleans()),
-                    )
-                    for i in ids
-                )
-            )
-            if draw(st.booleans()):
-                out.append(Message.user(draw(_texts)))
-        else:
-            out.append(Message.user(draw(_texts)))
-    return tuple(out)
-
-
-@given(transcripts())
-def test_round_trip_property(messages: tuple[Message, ...]) -> None:
-    request = ModelRequest(model="m", messages=messages)
-    assert WIRE.parse_request(WIRE.render_request(request)).messages == messages
+test_round_trip_property = _shared.round_trip_test(
+    WIRE,
+    _shared.transcripts(
+        _shared.call_ids("toolu_"), thinking=_shared.SIGNED_THINKING, result_errors=True
+    ),
+)
 
 
 # -- render_response, checked by the official SDK ---------------------------------------------

@@ -11,15 +11,15 @@ import json
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given
 from hypothesis import strategies as st
+from tests.models import _shared
 
-from donegate.errors import UnsupportedTurn, WireFormatError
+from donegate.errors import WireFormatError
 from donegate.messages import (
     Ending,
     MediaPart,
     Message,
-    Part,
     ServerToolPart,
     TextPart,
     ThinkingPart,
@@ -29,7 +29,7 @@ from donegate.messages import (
     Usage,
 )
 from donegate.models import registry
-from donegate.models.base import ModelRequest, ModelSettings, ToolSpec, WireFormat
+from donegate.models.base import ModelRequest, ModelSettings, ToolSpec
 from donegate.models.bedrock_converse import WIRE, BedrockConverse
 
 API = "bedrock-converse"
@@ -122,10 +122,7 @@ def tool_delta(fragment: str, index: int) -> dict[str, Any]:
 
 
 def test_wire_implements_the_protocol_and_is_registered() -> None:
-    assert isinstance(WIRE, WireFormat)
-    assert isinstance(WIRE, BedrockConverse)
-    assert WIRE.name == API
-    assert registry.wire_format(API) is WIRE
+    _shared.check_registered(WIRE, API, BedrockConverse)
 
 
 def test_classify_goes_through_the_registry() -> None:
@@ -314,24 +311,13 @@ def test_a_200_error_body_is_an_error_turn() -> None:
     ],
 )
 def test_malformed_bodies_raise_wire_format_errors_naming_the_field(bad: Any, path: str) -> None:
-    with pytest.raises(WireFormatError) as info:
-        WIRE.parse_response(bad)
-    assert info.value.path == path and info.value.api == API
+    _shared.check_malformed(WIRE, bad, path, api=API)
 
 
-@pytest.mark.parametrize("bad", [None, [], "text", 3])
-def test_a_non_object_body_raises(bad: Any) -> None:
-    with pytest.raises(WireFormatError):
-        WIRE.parse_response(bad)
+test_a_non_object_body_raises = _shared.non_object_test(WIRE)
 
 
-_json = st.recursive(
-    st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=8),
-    lambda inner: (
-        st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner, max_size=4)
-    ),
-    max_leaves=20,
-)
+_json = _shared.json_values()
 _blocks = st.sampled_from(
     [
         text("hi"),
@@ -356,14 +342,9 @@ _mutated_blocks = st.builds(
 )
 
 
-@settings(suppress_health_check=[HealthCheck.too_slow])
-@given(st.one_of(_json, _mutated, _mutated_blocks))
-def test_arbitrary_bodies_give_a_turn_or_a_wire_format_error(value: Any) -> None:
-    try:
-        turn = WIRE.parse_response(value)
-    except WireFormatError:
-        return
-    assert isinstance(turn, Turn) and isinstance(turn.ending, Ending)
+test_arbitrary_bodies_give_a_turn_or_a_wire_format_error = _shared.any_body_test(
+    WIRE, st.one_of(_json, _mutated, _mutated_blocks)
+)
 
 
 # -- parse_error -----------------------------------------------------------------------------
@@ -467,10 +448,8 @@ def test_arbitrary_bodies_give_a_turn_or_a_wire_format_error(value: Any) -> None
 )
 def test_error_bodies(status: int, error_body: Any, ending: Ending, kind: str | None) -> None:
     turn = WIRE.parse_error(status, error_body)
-    assert turn.ending is ending
-    assert turn.error is not None and turn.error.status == status and turn.error.type == kind
-    assert turn.raw_reason == str(status) and turn.api == API
-    assert turn.message.parts == () and turn.text == ""
+    _shared.check_error_turn(turn, status=status, ending=ending, type=kind)
+    assert turn.api == API and turn.text == ""
 
 
 def test_retry_after_and_message_are_kept() -> None:
@@ -485,10 +464,11 @@ def test_html_bodies_are_kept_as_text() -> None:
     assert turn.error is not None and turn.error.message == "<html>Bad Gateway</html>"
 
 
-@given(st.integers(100, 599), st.one_of(_json, st.binary(max_size=20), _json.map(json.dumps)))
-def test_parse_error_never_raises(status: int, error_body: Any) -> None:
-    turn = WIRE.parse_error(status, error_body)
-    assert turn.ending in (Ending.ERROR, Ending.CONTEXT_EXCEEDED, Ending.FILTERED)
+test_parse_error_never_raises = _shared.any_error_body_test(
+    WIRE,
+    _shared.error_bodies(_json),
+    endings=(Ending.ERROR, Ending.CONTEXT_EXCEEDED, Ending.FILTERED),
+)
 
 
 # -- streams ---------------------------------------------------------------------------------
@@ -538,13 +518,7 @@ def test_tool_call_stream_gives_the_same_turn_as_the_body() -> None:
     ]
     streamed = WIRE.parse_stream(sse(*events))
     whole = WIRE.parse_response(body([text("Looking it up."), tool_use(city="Paris")], "tool_use"))
-    assert streamed.ending is Ending.TOOL_USE
-    assert streamed.message == whole.message
-    assert (streamed.ending, streamed.raw_reason, streamed.usage) == (
-        whole.ending,
-        whole.raw_reason,
-        whole.usage,
-    )
+    _shared.check_same_turn(streamed, whole, Ending.TOOL_USE)
 
 
 def test_a_tool_call_without_input_deltas_has_no_arguments() -> None:
@@ -574,17 +548,13 @@ def test_reasoning_stream_keeps_the_signature() -> None:
 
 
 def test_a_stream_without_message_stop_is_truncated() -> None:
-    turn = WIRE.parse_stream(sse(START, text_delta("The capital ")))
-    assert turn.ending is Ending.TRUNCATED
-    assert turn.detail == "stream ended before its final event"
-    assert turn.text == "The capital "
+    _shared.check_cut_off(WIRE, sse(START, text_delta("The capital ")), text="The capital ")
 
 
 def test_a_stream_that_reaches_metadata_without_message_stop_is_an_error() -> None:
     """``metadata`` is the stream's last event: it ended normally, with no stop reason."""
-    turn = WIRE.parse_stream(sse(START, text_delta("The capital "), METADATA))
-    assert (turn.ending, turn.detail) == (Ending.ERROR, "no finish reason")
-    assert turn.text == "The capital "
+    stream = sse(START, text_delta("The capital "), METADATA)
+    _shared.check_no_reason(WIRE, stream, text="The capital ")
 
 
 def test_an_empty_stream_is_truncated_not_complete() -> None:
@@ -663,7 +633,8 @@ def test_garbage_lines_are_ignored() -> None:
     assert WIRE.parse_stream(noisy).ending is Ending.COMPLETE
 
 
-@given(
+test_garbage_events_never_crash_the_accumulator = _shared.any_events_test(
+    WIRE,
     st.lists(
         st.tuples(
             st.sampled_from(
@@ -672,13 +643,8 @@ def test_garbage_lines_are_ignored() -> None:
             st.one_of(_json.map(json.dumps), st.text(max_size=10)),
         ),
         max_size=12,
-    )
+    ),
 )
-def test_garbage_events_never_crash_the_accumulator(events: list[tuple[str | None, str]]) -> None:
-    acc = WIRE.stream()
-    for event, data in events:
-        assert isinstance(acc.feed(event, data), str)
-    assert isinstance(acc.finish(), Turn)
 
 
 @given(
@@ -917,58 +883,17 @@ def test_round_trip_gives_back_the_request() -> None:
     assert WIRE.parse_request(WIRE.render_request(request)) == request
 
 
-_texts = st.text(min_size=1, max_size=12)
-_ids = st.text(alphabet="abcdef0123456789", min_size=4, max_size=8).map(lambda s: "tooluse_" + s)
-
-
-@st.composite
-def transcripts(draw: st.DrawFn) -> tuple[Message, ...]:
-    """Well-formed transcripts: alternating turns, every call answered in the next message."""
-    out: list[Message] = []
-    if draw(st.booleans()):
-        out.append(Message.system(draw(_texts)))
-    out.append(Message.user(draw(_texts)))
-    for _ in range(draw(st.integers(0, 3))):
-        parts: list[Part] = []
-        if draw(st.booleans()):
-            parts.append(ThinkingPart(text=draw(st.text(max_size=10)), signature=draw(_texts)))
-        if draw(st.booleans()):
-            parts.append(TextPart(text=draw(_texts)))
-        ids = draw(st.lists(_ids, max_size=3, unique=True))
-        args = st.dictionaries(st.text(max_size=5), st.integers() | st.text(max_size=5), max_size=3)
-        parts.extend(ToolCall.from_args(id=i, name="f", arguments=draw(args)) for i in ids)
-        if not parts:
-            parts.append(TextPart(text=draw(_texts)))
-        out.append(Message(role="assistant", parts=tuple(parts)))
-        if ids:
-            results = [
-                ToolResult(
-                    call_id=i,
-                    name="f",
-                    content=draw(st.text(max_size=8)),
-                    is_error=draw(st.booleans()),
-                )
-                for i in ids
-            ]
-            out.append(Message.tool_results(results))
-            if draw(st.booleans()):
-                out.append(Message.user(draw(_texts)))
-        else:
-            out.append(Message.user(draw(_texts)))
-    return tuple(out)
-
-
-@given(transcripts())
-def test_round_trip_property(messages: tuple[Message, ...]) -> None:
-    request = ModelRequest(model="m", messages=messages)
-    assert WIRE.parse_request(WIRE.render_request(request)).messages == messages
+test_round_trip_property = _shared.round_trip_test(
+    WIRE,
+    _shared.transcripts(
+        _shared.call_ids("tooluse_"), thinking=_shared.SIGNED_THINKING, result_errors=True
+    ),
+)
 
 
 # -- render_response -------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("stream", [False, True])
-def test_render_response_refuses_naming_the_ending_and_the_api(stream: bool) -> None:
-    turn = WIRE.parse_response(body([text("hi")]))
-    with pytest.raises(UnsupportedTurn, match=r"complete.*bedrock-converse"):
-        WIRE.render_response(turn, stream=stream)
+test_render_response_refuses_naming_the_ending_and_the_api = _shared.refusal_test(
+    WIRE, body([text("hi")]), r"complete.*bedrock-converse"
+)

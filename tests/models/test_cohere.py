@@ -12,25 +12,23 @@ import json
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from tests.models import _shared
 
-from donegate.errors import UnsupportedTurn, WireFormatError
+from donegate.errors import WireFormatError
 from donegate.messages import (
     Ending,
     MediaPart,
     Message,
-    Part,
     ServerToolPart,
     TextPart,
     ThinkingPart,
     ToolCall,
     ToolResult,
-    Turn,
     Usage,
 )
 from donegate.models import registry
-from donegate.models.base import ModelRequest, ModelSettings, ToolSpec, WireFormat
+from donegate.models.base import ModelRequest, ModelSettings, ToolSpec
 from donegate.models.cohere import WIRE, Cohere
 from donegate.models.cohere._parse import TOOL_PLAN
 
@@ -170,9 +168,7 @@ def message_end(finish: str = "COMPLETE", **delta: Any) -> dict[str, Any]:
 
 
 def test_wire_implements_the_protocol_and_is_registered() -> None:
-    assert isinstance(WIRE, WireFormat) and isinstance(WIRE, Cohere)
-    assert WIRE.name == API
-    assert registry.wire_format(API) is WIRE
+    _shared.check_registered(WIRE, API, Cohere)
     assert registry.classify(API, body(answer("Hi"))).ending is Ending.COMPLETE
 
 
@@ -352,24 +348,13 @@ def test_a_200_error_body_is_an_error_turn() -> None:
     ],
 )
 def test_malformed_bodies_raise_wire_format_errors_naming_the_field(bad: Any, path: str) -> None:
-    with pytest.raises(WireFormatError) as info:
-        WIRE.parse_response(bad)
-    assert info.value.path == path and info.value.api == API
+    _shared.check_malformed(WIRE, bad, path, api=API)
 
 
-@pytest.mark.parametrize("bad", [None, [], "text", 3])
-def test_a_non_object_body_raises(bad: Any) -> None:
-    with pytest.raises(WireFormatError):
-        WIRE.parse_response(bad)
+test_a_non_object_body_raises = _shared.non_object_test(WIRE)
 
 
-_json = st.recursive(
-    st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=8),
-    lambda inner: (
-        st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner, max_size=4)
-    ),
-    max_leaves=20,
-)
+_json = _shared.json_values()
 _messages = st.builds(
     lambda key, value: {**calling(call()), "content": [{"type": "text", "text": "x"}], key: value},
     st.sampled_from(["content", "tool_plan", "tool_calls", "role", "citations"]),
@@ -384,14 +369,9 @@ _mutated = st.builds(
 )
 
 
-@settings(suppress_health_check=[HealthCheck.too_slow])
-@given(st.one_of(_json, _mutated))
-def test_arbitrary_bodies_give_a_turn_or_a_wire_format_error(value: Any) -> None:
-    try:
-        turn = WIRE.parse_response(value)
-    except WireFormatError:
-        return
-    assert isinstance(turn, Turn) and isinstance(turn.ending, Ending)
+test_arbitrary_bodies_give_a_turn_or_a_wire_format_error = _shared.any_body_test(
+    WIRE, st.one_of(_json, _mutated)
+)
 
 
 # -- parse_error -----------------------------------------------------------------------------
@@ -451,15 +431,10 @@ PROMPT_TOO_LONG = (
 )
 def test_error_bodies(status: int, error_body: Any, ending: Ending, message: str) -> None:
     turn = WIRE.parse_error(status, error_body, retry_after=1.0)
-    assert turn.ending is ending
-    assert turn.error is not None
-    assert (turn.error.status, turn.error.message, turn.error.retry_after) == (status, message, 1.0)
-    assert turn.raw_reason == str(status) and turn.message.parts == ()
+    _shared.check_error_turn(turn, status=status, ending=ending, message=message, retry_after=1.0)
 
 
-@given(st.integers(100, 599), st.one_of(_json, st.binary(max_size=20), _json.map(json.dumps)))
-def test_parse_error_never_raises(status: int, error_body: Any) -> None:
-    assert isinstance(WIRE.parse_error(status, error_body), Turn)
+test_parse_error_never_raises = _shared.any_error_body_test(WIRE, _shared.error_bodies(_json))
 
 
 # -- streams ---------------------------------------------------------------------------------
@@ -510,13 +485,7 @@ def test_tool_call_stream_gives_the_same_turn_as_the_body() -> None:
     ]
     streamed = WIRE.parse_stream(sse(*events))
     whole = WIRE.parse_response(body(calling(call(), call("get_weather_2", "")), "TOOL_CALL"))
-    assert streamed.ending is Ending.TOOL_USE
-    assert streamed.message == whole.message
-    assert (streamed.raw_reason, streamed.usage, streamed.response_id) == (
-        whole.raw_reason,
-        whole.usage,
-        whole.response_id,
-    )
+    _shared.check_same_turn(streamed, whole, Ending.TOOL_USE, "response_id")
 
 
 def test_thinking_stream_matches_the_body() -> None:
@@ -539,16 +508,11 @@ def test_thinking_stream_matches_the_body() -> None:
 
 
 def test_a_stream_without_message_end_is_truncated() -> None:
-    for text in (sse(*TEXT_STREAM[:4], done=False), ""):
-        turn = WIRE.parse_stream(text)
-        assert turn.ending is Ending.TRUNCATED
-        assert turn.detail == "stream ended before its final event"
+    _shared.check_cut_off(WIRE, sse(*TEXT_STREAM[:4], done=False), "")
 
 
 def test_a_stream_that_reaches_done_without_message_end_is_an_error() -> None:
-    turn = WIRE.parse_stream(sse(*TEXT_STREAM[:4]))
-    assert (turn.ending, turn.detail) == (Ending.ERROR, "no finish reason")
-    assert turn.text == "Hello there!"
+    _shared.check_no_reason(WIRE, sse(*TEXT_STREAM[:4]), text="Hello there!")
 
 
 def test_a_stream_cut_mid_tool_call_keeps_the_partial_call() -> None:
@@ -628,7 +592,8 @@ def test_garbage_lines_are_ignored() -> None:
     assert WIRE.parse_stream(sse("not json", "3", *TEXT_STREAM)).ending is Ending.COMPLETE
 
 
-@given(
+test_garbage_events_never_crash_the_accumulator = _shared.any_events_test(
+    WIRE,
     st.lists(
         st.tuples(
             st.sampled_from(
@@ -658,13 +623,8 @@ def test_garbage_lines_are_ignored() -> None:
             ),
         ),
         max_size=12,
-    )
+    ),
 )
-def test_garbage_events_never_crash_the_accumulator(events: list[tuple[str | None, str]]) -> None:
-    acc = WIRE.stream()
-    for event, data in events:
-        assert isinstance(acc.feed(event, data), str)
-    assert isinstance(acc.finish(), Turn)
 
 
 # -- requests --------------------------------------------------------------------------------
@@ -877,63 +837,25 @@ def test_round_trip_gives_back_the_request() -> None:
     assert WIRE.parse_request(WIRE.render_request(request)) == request
 
 
-_texts = st.text(min_size=1, max_size=12)
 _ids = st.text(alphabet="abcdefghijklmnopqrstuvwxyz0123456789", min_size=12, max_size=12).map(
     lambda s: "f_" + s
 )
 
 
-@st.composite
-def transcripts(draw: st.DrawFn) -> tuple[Message, ...]:
-    """Well-formed transcripts: alternating turns, every call answered in the next message."""
-    out: list[Message] = []
-    if draw(st.booleans()):
-        out.append(Message.system(draw(_texts)))
-    out.append(Message.user(draw(_texts)))
-    for _ in range(draw(st.integers(0, 3))):
-        parts: list[Part] = []
-        ids = draw(st.lists(_ids, max_size=3, unique=True))
-        if ids and draw(st.booleans()):
-            parts.append(ThinkingPart(text=draw(_texts), provider_details=TOOL_PLAN))
-        if draw(st.booleans()):
-            parts.append(ThinkingPart(text=draw(st.text(max_size=10))))
-        if draw(st.booleans()):
-            parts.append(TextPart(text=draw(_texts)))
-        args = st.dictionaries(st.text(max_size=5), st.integers() | st.text(max_size=5), max_size=3)
-        for i in ids:
-            if draw(st.booleans()):
-                parts.append(ToolCall.from_args(id=i, name="f", arguments=draw(args)))
-            else:
-                parts.append(
-                    ToolCall.from_raw(id=i, name="f", arguments_raw=draw(st.text(max_size=12)))
-                )
-        if not parts:
-            parts.append(TextPart(text=draw(_texts)))
-        out.append(Message(role="assistant", parts=tuple(parts)))
-        if ids:
-            out.append(
-                Message.tool_results(
-                    ToolResult(call_id=i, name="f", content=draw(st.text(max_size=8))) for i in ids
-                )
-            )
-            if draw(st.booleans()):
-                out.append(Message.user(draw(_texts)))
-        else:
-            out.append(Message.user(draw(_texts)))
-    return tuple(out)
-
-
-@given(transcripts())
-def test_round_trip_property(messages: tuple[Message, ...]) -> None:
-    request = ModelRequest(model="m", messages=messages)
-    assert WIRE.parse_request(WIRE.render_request(request)).messages == messages
+test_round_trip_property = _shared.round_trip_test(
+    WIRE,
+    _shared.transcripts(
+        _ids,
+        thinking=_shared.THINKING,
+        plan=st.builds(ThinkingPart, text=_shared.TEXTS, provider_details=st.just(TOOL_PLAN)),
+        raw_arguments=True,
+    ),
+)
 
 
 # -- render_response -------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("stream", [False, True])
-def test_render_response_refuses_naming_the_ending_and_the_api(stream: bool) -> None:
-    turn = WIRE.parse_response(body(calling(call()), "TOOL_CALL"))
-    with pytest.raises(UnsupportedTurn, match=r"tool_use.*cohere"):
-        WIRE.render_response(turn, stream=stream)
+test_render_response_refuses_naming_the_ending_and_the_api = _shared.refusal_test(
+    WIRE, body(calling(call()), "TOOL_CALL"), r"tool_use.*cohere"
+)

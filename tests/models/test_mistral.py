@@ -11,25 +11,23 @@ import json
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from tests.models import _shared
 
-from donegate.errors import UnsupportedTurn, WireFormatError
+from donegate.errors import WireFormatError
 from donegate.messages import (
     Ending,
     MediaPart,
     Message,
-    Part,
     ServerToolPart,
     TextPart,
     ThinkingPart,
     ToolCall,
     ToolResult,
-    Turn,
     Usage,
 )
 from donegate.models import registry
-from donegate.models.base import ModelRequest, ModelSettings, ToolSpec, WireFormat
+from donegate.models.base import ModelRequest, ModelSettings, ToolSpec
 from donegate.models.mistral import WIRE, Mistral
 
 API = "mistral"
@@ -101,9 +99,7 @@ def sse(*events: dict[str, Any] | str, done: bool = True) -> str:
 
 
 def test_wire_implements_the_protocol_and_is_registered() -> None:
-    assert isinstance(WIRE, WireFormat) and isinstance(WIRE, Mistral)
-    assert WIRE.name == API
-    assert registry.wire_format(API) is WIRE
+    _shared.check_registered(WIRE, API, Mistral)
     assert registry.classify(API, body()).ending is Ending.COMPLETE
 
 
@@ -261,24 +257,13 @@ def test_a_200_error_body_is_an_error_turn(envelope: dict[str, Any]) -> None:
     ],
 )
 def test_malformed_bodies_raise_wire_format_errors_naming_the_field(bad: Any, path: str) -> None:
-    with pytest.raises(WireFormatError) as info:
-        WIRE.parse_response(bad)
-    assert info.value.path == path and info.value.api == API
+    _shared.check_malformed(WIRE, bad, path, api=API)
 
 
-@pytest.mark.parametrize("bad", [None, [], "text", 3])
-def test_a_non_object_body_raises(bad: Any) -> None:
-    with pytest.raises(WireFormatError):
-        WIRE.parse_response(bad)
+test_a_non_object_body_raises = _shared.non_object_test(WIRE)
 
 
-_json = st.recursive(
-    st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=8),
-    lambda inner: (
-        st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner, max_size=4)
-    ),
-    max_leaves=20,
-)
+_json = _shared.json_values()
 _mutated = st.builds(
     lambda content, finish, calls, key, value: {**body(content, finish, calls), key: value},
     st.one_of(
@@ -294,14 +279,9 @@ _mutated = st.builds(
 )
 
 
-@settings(suppress_health_check=[HealthCheck.too_slow])
-@given(st.one_of(_json, _mutated))
-def test_arbitrary_bodies_give_a_turn_or_a_wire_format_error(value: Any) -> None:
-    try:
-        turn = WIRE.parse_response(value)
-    except WireFormatError:
-        return
-    assert isinstance(turn, Turn) and isinstance(turn.ending, Ending)
+test_arbitrary_bodies_give_a_turn_or_a_wire_format_error = _shared.any_body_test(
+    WIRE, st.one_of(_json, _mutated)
+)
 
 
 # -- parse_error -----------------------------------------------------------------------------
@@ -414,10 +394,7 @@ def test_error_bodies(
     status: int, error_body: Any, ending: Ending, kind: str | None, message: str
 ) -> None:
     turn = WIRE.parse_error(status, error_body)
-    assert turn.ending is ending
-    assert turn.error is not None
-    assert (turn.error.status, turn.error.type, turn.error.message) == (status, kind, message)
-    assert turn.raw_reason == str(status) and turn.message.parts == ()
+    _shared.check_error_turn(turn, status=status, ending=ending, type=kind, message=message)
 
 
 def test_a_rate_limit_never_reads_as_context_exceeded() -> None:
@@ -428,9 +405,7 @@ def test_a_rate_limit_never_reads_as_context_exceeded() -> None:
     assert turn.error is not None and turn.error.retry_after == 3
 
 
-@given(st.integers(100, 599), st.one_of(_json, st.binary(max_size=20), _json.map(json.dumps)))
-def test_parse_error_never_raises(status: int, error_body: Any) -> None:
-    assert isinstance(WIRE.parse_error(status, error_body), Turn)
+test_parse_error_never_raises = _shared.any_error_body_test(WIRE, _shared.error_bodies(_json))
 
 
 # -- streams ---------------------------------------------------------------------------------
@@ -492,14 +467,7 @@ def test_stream_gives_the_same_turn_as_the_body() -> None:
             ],
         )
     )
-    assert streamed.ending is Ending.TOOL_USE
-    assert streamed.message == whole.message
-    assert (streamed.raw_reason, streamed.usage, streamed.model, streamed.response_id) == (
-        whole.raw_reason,
-        whole.usage,
-        whole.model,
-        whole.response_id,
-    )
+    _shared.check_same_turn(streamed, whole, Ending.TOOL_USE, "model", "response_id")
 
 
 def test_whole_calls_sent_at_the_same_index_stay_apart() -> None:
@@ -514,16 +482,11 @@ def test_whole_calls_sent_at_the_same_index_stay_apart() -> None:
 
 
 def test_a_stream_without_a_finish_reason_is_truncated() -> None:
-    for text in (sse(*TEXT_STREAM[:3], done=False), ""):
-        turn = WIRE.parse_stream(text)
-        assert turn.ending is Ending.TRUNCATED
-        assert turn.detail == "stream ended before its final event"
+    _shared.check_cut_off(WIRE, sse(*TEXT_STREAM[:3], done=False), "")
 
 
 def test_a_stream_that_reaches_done_without_a_finish_reason_is_an_error() -> None:
-    turn = WIRE.parse_stream(sse(*TEXT_STREAM[:3]))
-    assert (turn.ending, turn.detail) == (Ending.ERROR, "no finish reason")
-    assert turn.text == "Hello there!"
+    _shared.check_no_reason(WIRE, sse(*TEXT_STREAM[:3]), text="Hello there!")
 
 
 def test_a_stream_cut_mid_tool_call_keeps_the_partial_call() -> None:
@@ -565,7 +528,8 @@ def test_garbage_lines_are_ignored() -> None:
     assert WIRE.parse_stream(noisy).ending is Ending.COMPLETE
 
 
-@given(
+test_garbage_events_never_crash_the_accumulator = _shared.any_events_test(
+    WIRE,
     st.lists(
         st.tuples(
             st.sampled_from([None, "message", "error"]),
@@ -580,13 +544,8 @@ def test_garbage_lines_are_ignored() -> None:
             ),
         ),
         max_size=12,
-    )
+    ),
 )
-def test_garbage_events_never_crash_the_accumulator(events: list[tuple[str | None, str]]) -> None:
-    acc = WIRE.stream()
-    for event, data in events:
-        assert isinstance(acc.feed(event, data), str)
-    assert isinstance(acc.finish(), Turn)
 
 
 # -- requests --------------------------------------------------------------------------------
@@ -833,59 +792,19 @@ def test_round_trip_gives_back_the_request() -> None:
     assert WIRE.parse_request(WIRE.render_request(request)) == request
 
 
-_texts = st.text(min_size=1, max_size=12)
 _ids = st.text(alphabet="abcdefABCDEF0123456789", min_size=9, max_size=9)
 
 
-@st.composite
-def transcripts(draw: st.DrawFn) -> tuple[Message, ...]:
-    """Well-formed transcripts: alternating turns, every call answered in the next message."""
-    out: list[Message] = []
-    if draw(st.booleans()):
-        out.append(Message.system(draw(_texts)))
-    out.append(Message.user(draw(_texts)))
-    for _ in range(draw(st.integers(0, 3))):
-        parts: list[Part] = []
-        if draw(st.booleans()):
-            parts.append(ThinkingPart(text=draw(st.text(max_size=10))))
-        if draw(st.booleans()):
-            parts.append(TextPart(text=draw(_texts)))
-        ids = draw(st.lists(_ids, max_size=3, unique=True))
-        args = st.dictionaries(st.text(max_size=5), st.integers() | st.text(max_size=5), max_size=3)
-        for i in ids:
-            if draw(st.booleans()):
-                parts.append(ToolCall.from_args(id=i, name="f", arguments=draw(args)))
-            else:
-                parts.append(
-                    ToolCall.from_raw(id=i, name="f", arguments_raw=draw(st.text(max_size=12)))
-                )
-        if not parts:
-            parts.append(TextPart(text=draw(_texts)))
-        out.append(Message(role="assistant", parts=tuple(parts)))
-        if ids:
-            out.append(
-                Message.tool_results(
-                    ToolResult(call_id=i, name="f", content=draw(st.text(max_size=8))) for i in ids
-                )
-            )
-            if draw(st.booleans()):
-                out.append(Message.user(draw(_texts)))
-        else:
-            out.append(Message.user(draw(_texts)))
-    return tuple(out)
-
-
-@given(transcripts())
-def test_round_trip_property(messages: tuple[Message, ...]) -> None:
-    request = ModelRequest(model=MODEL, messages=messages)
-    assert WIRE.parse_request(WIRE.render_request(request)).messages == messages
+test_round_trip_property = _shared.round_trip_test(
+    WIRE,
+    _shared.transcripts(_ids, thinking=_shared.THINKING, raw_arguments=True),
+    model=MODEL,
+)
 
 
 # -- render_response -------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("stream", [False, True])
-def test_render_response_refuses_naming_the_ending_and_the_api(stream: bool) -> None:
-    turn = WIRE.parse_response(body("x", "length"))
-    with pytest.raises(UnsupportedTurn, match=r"truncated.*mistral"):
-        WIRE.render_response(turn, stream=stream)
+test_render_response_refuses_naming_the_ending_and_the_api = _shared.refusal_test(
+    WIRE, body("x", "length"), r"truncated.*mistral"
+)

@@ -8,6 +8,7 @@ Fixtures follow OpenAI's Chat Completions reference (``chat.completion`` and
 
 from __future__ import annotations
 
+import functools
 import json
 from typing import Any
 
@@ -16,6 +17,7 @@ import openai
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from tests.models import _shared
 
 from donegate.errors import UnsupportedTurn, WireFormatError
 from donegate.messages import (
@@ -33,7 +35,7 @@ from donegate.messages import (
     Usage,
 )
 from donegate.models._sse import iter_sse
-from donegate.models.base import ModelRequest, ModelSettings, ToolSpec, WireResponse
+from donegate.models.base import ModelRequest, ModelSettings, ToolSpec
 from donegate.models.openai_chat import WIRE
 from donegate.models.registry import classify
 
@@ -51,6 +53,9 @@ USAGE = {
         "rejected_prediction_tokens": 0,
     },
 }
+
+sdk = _shared.openai_sdk
+_calls = _shared.call_triples
 
 
 # -- fixtures: shapes from the API reference ---------------------------------------------------
@@ -88,10 +93,6 @@ def call(name: str | None, args: Any, call_id: str | None = "call_8F2kQ") -> dic
     if call_id is not None:
         raw["id"] = call_id
     return raw
-
-
-def _calls(turn: Turn) -> list[tuple[str, str, str]]:
-    return [(c.id, c.name, c.arguments_raw) for c in turn.tool_calls]
 
 
 # -- parse_response: every finish_reason -------------------------------------------------------
@@ -452,19 +453,10 @@ def test_a_200_error_envelope_is_an_error_turn(
 def test_a_body_of_the_wrong_shape_raises_wire_format_error_naming_the_path(
     bad: Any, path: str
 ) -> None:
-    with pytest.raises(WireFormatError) as info:
-        WIRE.parse_response(bad)
-    assert info.value.path == path
-    assert info.value.api == "openai-chat"
+    _shared.check_malformed(WIRE, bad, path, api="openai-chat")
 
 
-_json = st.recursive(
-    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=8),
-    lambda inner: (
-        st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner, max_size=4)
-    ),
-    max_leaves=20,
-)
+_json = _shared.json_values(allow_nan=False)
 _BODY_KEYS = ["id", "model", "choices", "usage", "error", "object"]
 _CHOICE_KEYS = ["message", "finish_reason", "content_filter_results", "index"]
 _MESSAGE_KEYS = [
@@ -1132,14 +1124,9 @@ _DELTA = st.fixed_dictionaries(
     )
 )
 def test_any_chunk_sequence_gives_a_turn_or_a_wire_format_error(events: list[Any]) -> None:
-    acc = WIRE.stream()
-    for e in events:
-        assert isinstance(acc.feed(None, e if isinstance(e, str) else json.dumps(e)), str)
-    try:
-        turn = acc.finish()
-    except WireFormatError:
-        return
-    assert isinstance(turn.ending, Ending)
+    _shared.check_finish_or_wire_error(
+        WIRE, (e if isinstance(e, str) else json.dumps(e) for e in events)
+    )
 
 
 # -- render_request / parse_request ------------------------------------------------------------
@@ -1576,33 +1563,18 @@ def test_the_sdk_sends_a_rendered_request_that_parses_back() -> None:
 # -- render_response through the official SDK --------------------------------------------------
 
 
-def sdk(answer: WireResponse) -> openai.OpenAI:
-    def handler(request: httpx2.Request) -> httpx2.Response:
-        return httpx2.Response(
-            answer.status,
-            text=answer.body,
-            headers={"content-type": answer.content_type, **answer.headers},
-        )
-
-    return openai.OpenAI(
-        api_key="sk-test",
-        base_url="https://api.openai.com/v1",
-        http_client=httpx2.Client(transport=httpx2.MockTransport(handler)),
-        max_retries=0,
-    )
-
-
 MESSAGES: list[Any] = [{"role": "user", "content": "hi"}]
 
 
-def turn_of(ending: Ending, *parts: Part, **extra: Any) -> Turn:
-    extra.setdefault("response_id", "chatcmpl-test0123456789")
-    extra.setdefault("model", "gpt-4o-mini-2024-07-18")
-    return Turn(message=Message(role="assistant", parts=parts), ending=ending, **extra)
+turn_of = functools.partial(
+    _shared.turn_of, response_id="chatcmpl-test0123456789", model="gpt-4o-mini-2024-07-18"
+)
+"""`_shared.turn_of` with the id and model a chat completion always carries."""
 
 
 WEATHER = ToolCall.from_raw(id="call_W1", name="weather", arguments_raw='{"city":"Lima"}')
 TURNS = {
+    **_shared.served_turns(turn_of),
     "complete": turn_of(
         Ending.COMPLETE,
         ThinkingPart(text="The user greets me."),
@@ -1630,21 +1602,7 @@ TURNS = {
             provider_details={"type": "custom"},
         ),
     ),
-    "truncated": turn_of(Ending.TRUNCATED, TextPart(text="1. Alabama\n2. Alaska\n3. Ari")),
-    "truncated_call": turn_of(
-        Ending.TRUNCATED,
-        ToolCall.from_raw(
-            id="call_T", name="write", arguments_raw='{"path": "notes.md", "body": "Mon'
-        ),
-    ),
-    "filtered": turn_of(Ending.FILTERED, TextPart(text="I'm sorry, but")),
-    "refused": turn_of(Ending.REFUSED, RefusalPart(text="I can't help with that.")),
-    "empty": turn_of(Ending.EMPTY),
     "empty_thinking": turn_of(Ending.EMPTY, ThinkingPart(text="Nothing to say.")),
-    "malformed": turn_of(
-        Ending.MALFORMED_TOOL_CALL,
-        ToolCall.from_raw(id="call_M", name="f", arguments_raw='{"x": tru'),
-    ),
 }
 FINISH = {
     "complete": "stop",

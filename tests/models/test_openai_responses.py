@@ -5,13 +5,13 @@ from __future__ import annotations
 import json
 from typing import Any
 
-import httpx2
 import openai
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from tests.models import _shared
 
-from donegate.errors import UnsupportedTurn, WireFormatError
+from donegate.errors import UnsupportedTurn
 from donegate.messages import (
     Ending,
     ErrorInfo,
@@ -24,7 +24,6 @@ from donegate.messages import (
     ThinkingPart,
     ToolCall,
     ToolResult,
-    Turn,
     Usage,
 )
 from donegate.models.base import ModelRequest, ModelSettings, ToolSpec
@@ -33,6 +32,9 @@ from donegate.models.registry import classify
 
 RID = "resp_68af1c2e4b9081a0b1c2d3e4f5a6b7c80a1b2c3d4e5f6a7b"
 MSG = "msg_68af1c2f0c1481a0a9b8c7d6e5f4a3b20a1b2c3d4e5f6a7b"
+
+sdk = _shared.openai_sdk
+_calls = _shared.call_triples
 
 
 # -- fixtures: shapes from the API reference ---------------------------------------------------
@@ -360,18 +362,10 @@ def test_a_200_error_envelope_is_an_error_turn() -> None:
 def test_a_body_of_the_wrong_shape_raises_wire_format_error_naming_the_path(
     bad: Any, path: str
 ) -> None:
-    with pytest.raises(WireFormatError) as info:
-        WIRE.parse_response(bad)
-    assert info.value.path == path
+    _shared.check_malformed(WIRE, bad, path)
 
 
-_json = st.recursive(
-    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=8),
-    lambda inner: (
-        st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner, max_size=4)
-    ),
-    max_leaves=20,
-)
+_json = _shared.json_values(allow_nan=False)
 _KEYS = ["status", "output", "incomplete_details", "error", "usage", "model", "id"]
 
 
@@ -397,11 +391,7 @@ def test_any_body_gives_a_turn_or_a_wire_format_error(data: st.DataObject) -> No
             if isinstance(target, dict) and target:
                 field = data.draw(st.sampled_from(sorted(target)))
                 target[field] = data.draw(_json)
-    try:
-        turn = WIRE.parse_response(mutated)
-    except WireFormatError:
-        return
-    assert isinstance(turn.ending, Ending)
+    _shared.check_turn_or_wire_error(WIRE, mutated)
 
 
 # -- parse_error -------------------------------------------------------------------------------
@@ -709,14 +699,7 @@ _EVENT_TYPES = [
     )
 )
 def test_any_event_sequence_gives_a_turn_or_a_wire_format_error(events: list[Any]) -> None:
-    acc = WIRE.stream()
-    for e in events:
-        assert isinstance(acc.feed(None, json.dumps(e)), str)
-    try:
-        turn = acc.finish()
-    except WireFormatError:
-        return
-    assert isinstance(turn.ending, Ending)
+    _shared.check_finish_or_wire_error(WIRE, (json.dumps(e) for e in events))
 
 
 # -- render_request / parse_request ------------------------------------------------------------
@@ -997,28 +980,10 @@ def test_parse_request_inverts_render_request(request: ModelRequest) -> None:
 # -- render_response through the official SDK --------------------------------------------------
 
 
-def sdk(answer: Any) -> openai.OpenAI:
-    def handler(request: httpx2.Request) -> httpx2.Response:
-        return httpx2.Response(
-            answer.status,
-            text=answer.body,
-            headers={"content-type": answer.content_type, **answer.headers},
-        )
-
-    return openai.OpenAI(
-        api_key="sk-test",
-        base_url="https://api.openai.com/v1",
-        http_client=httpx2.Client(transport=httpx2.MockTransport(handler)),
-        max_retries=0,
-    )
-
-
-def turn_of(ending: Ending, *parts: Part, **extra: Any) -> Turn:
-    return Turn(message=Message(role="assistant", parts=parts), ending=ending, **extra)
-
-
+turn_of = _shared.turn_of
 CALL = ToolCall.from_raw(id="call_W1", name="weather", arguments_raw='{"city":"Lima"}')
 TURNS = {
+    **_shared.served_turns(turn_of),
     "complete": turn_of(
         Ending.COMPLETE,
         ThinkingPart(text="The user greets me.", signature="gAAAA-sig"),
@@ -1026,20 +991,6 @@ TURNS = {
         usage=Usage(input_tokens=10, output_tokens=20, reasoning_tokens=8),
     ),
     "tool_use": turn_of(Ending.TOOL_USE, TextPart(text="Checking."), CALL),
-    "truncated": turn_of(Ending.TRUNCATED, TextPart(text="1. Alabama\n2. Alaska\n3. Ari")),
-    "truncated_call": turn_of(
-        Ending.TRUNCATED,
-        ToolCall.from_raw(
-            id="call_T", name="write", arguments_raw='{"path": "notes.md", "body": "Mon'
-        ),
-    ),
-    "filtered": turn_of(Ending.FILTERED, TextPart(text="I'm sorry, but")),
-    "refused": turn_of(Ending.REFUSED, RefusalPart(text="I can't help with that.")),
-    "empty": turn_of(Ending.EMPTY),
-    "malformed": turn_of(
-        Ending.MALFORMED_TOOL_CALL,
-        ToolCall.from_raw(id="call_M", name="f", arguments_raw='{"x": tru'),
-    ),
     "custom_and_shell": turn_of(
         Ending.TOOL_USE,
         ToolCall(
@@ -1068,10 +1019,6 @@ SDK_STATUS = {
     "malformed": ("completed", None),
     "custom_and_shell": ("completed", None),
 }
-
-
-def _calls(turn: Turn) -> list[tuple[str, str, str]]:
-    return [(c.id, c.name, c.arguments_raw) for c in turn.tool_calls]
 
 
 @pytest.mark.parametrize("name", sorted(TURNS))

@@ -6,8 +6,10 @@ Adapters map the provider's stop field to a *signal* (what the provider claims) 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
 
+from donegate.errors import WireFormatError
 from donegate.messages import (
     Ending,
     ErrorInfo,
@@ -32,6 +34,9 @@ __all__ = [
     "has_visible_output",
     "make_turn",
     "missing_reason",
+    "stopped_turn",
+    "stream_turn",
+    "table_signal",
 ]
 
 
@@ -144,6 +149,87 @@ def missing_reason(*, ended: bool) -> tuple[Ending, str]:
     its closing event was cut off in transit: `truncated`.
     """
     return (Ending.ERROR, NO_REASON) if ended else (Ending.TRUNCATED, CUT_OFF)
+
+
+def table_signal(
+    reason: Any,
+    table: Mapping[str, Ending],
+    *,
+    api: str,
+    path: str,
+    fold: Callable[[str], str] = str,
+) -> tuple[Ending, str | None, str | None]:
+    """``(signal, raw_reason, detail)`` for a stop field that `table` documents.
+
+    No value is the missing-reason rule; a value that is not a string is a wire-format error at
+    `path`; a string the table lacks (looked up as ``fold(value)``) is an error that names it,
+    never a normal stop.
+    """
+    if reason is None:
+        missing, why = missing_reason(ended=True)
+        return missing, None, why
+    if not isinstance(reason, str):
+        raise WireFormatError(api, f"expected a string, got {type(reason).__name__}", path=path)
+    signal = table.get(fold(reason))
+    if signal is None:
+        return Ending.ERROR, reason, f"unknown {path.rsplit('.', 1)[-1]} {reason!r}"
+    return signal, reason, None
+
+
+def stream_turn(
+    *,
+    api: str,
+    parts: Sequence[Part],
+    usage: Usage,
+    error: tuple[str | None, str] | None,
+    stop: tuple[Ending, str | None, str | None] | None,
+    ended: bool,
+    model: str | None = None,
+    response_id: str | None = None,
+) -> Turn:
+    """The turn an accumulated stream gives: an error event's ``(type, message)`` makes an error
+    turn that keeps the partial parts; no `stop` (the stream never said why the model stopped)
+    is the missing-reason rule, with `ended` telling whether it reached its closing event."""
+    if error is not None:
+        kind, message = error
+        return error_turn(
+            api=api,
+            ending=Ending.ERROR,
+            status=None,
+            type_=kind,
+            message=message,
+            parts=parts,
+            usage=usage,
+        )
+    if stop is None:
+        signal, detail = missing_reason(ended=ended)
+        stop = signal, None, detail
+    return stopped_turn(
+        api=api, parts=parts, stop=stop, usage=usage, model=model, response_id=response_id
+    )
+
+
+def stopped_turn(
+    *,
+    api: str,
+    parts: Sequence[Part],
+    stop: tuple[Ending, str | None, str | None],
+    usage: Usage,
+    model: str | None = None,
+    response_id: str | None = None,
+) -> Turn:
+    """`make_turn` for a stop field already read as ``(signal, raw_reason, detail)``."""
+    signal, raw, detail = stop
+    return make_turn(
+        api=api,
+        signal=signal,
+        parts=parts,
+        raw_reason=raw,
+        detail=detail,
+        usage=usage,
+        model=model,
+        response_id=response_id,
+    )
 
 
 CONTEXT_CODES = frozenset(

@@ -10,14 +10,11 @@ the message text decides. The emulator does not serve Bedrock, so `render_respon
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Any
 
-from donegate.errors import UnsupportedTurn
 from donegate.messages import Turn
 from donegate.models import _rules
-from donegate.models._sse import accumulate, iter_sse
-from donegate.models.base import ModelRequest, StreamAccumulator, WireResponse
+from donegate.models._unserved import UnservedWire
 from donegate.models.bedrock_converse._parse import (
     API,
     error_turn,
@@ -32,15 +29,22 @@ from donegate.models.bedrock_converse._stream import BedrockConverseStream
 __all__ = ["WIRE", "BedrockConverse", "BedrockConverseStream"]
 
 
-class BedrockConverse:
+class BedrockConverse(UnservedWire):
     """The ``bedrock-converse`` wire format: Bedrock Runtime Converse and ConverseStream."""
 
-    name = API
+    def __init__(self) -> None:
+        super().__init__(
+            name=API,
+            label="Bedrock Converse",
+            error_turn=error_turn,
+            stream=BedrockConverseStream,
+            render_request=render_request,
+            parse_request=parse_request,
+            body_name="a Converse body",
+        )
 
-    def parse_response(self, body: Any) -> Turn:
+    def parse_body(self, body: dict[str, Any]) -> Turn:
         """Classify a Converse response body."""
-        if not isinstance(body, dict):
-            raise fail("$", f"a Converse body must be an object, got {type(body).__name__}")
         if "output" not in body and any(k in body for k in ("message", "Message", "__type")):
             return error_turn(None, body, None)
         output = body.get("output")
@@ -50,41 +54,9 @@ class BedrockConverse:
         if not isinstance(message, dict):
             raise fail("output.message", "missing or not an object")
         parts = parse_parts(message.get("content", []), "output.message.content")
-        signal, raw, detail = stop_signal(body.get("stopReason"))
-        return _rules.make_turn(
-            api=API,
-            signal=signal,
-            parts=parts,
-            raw_reason=raw,
-            detail=detail,
-            usage=parse_usage(body.get("usage")),
-        )
-
-    def parse_error(self, status: int, body: Any, *, retry_after: float | None = None) -> Turn:
-        """The turn an HTTP error body implies; never raises."""
-        return error_turn(status, body, retry_after)
-
-    def stream(self) -> StreamAccumulator:
-        """A fresh ConverseStream accumulator."""
-        return BedrockConverseStream()
-
-    def parse_stream(self, text: str) -> Turn:
-        """Classify ConverseStream events given as SSE text (JSON payloads)."""
-        return accumulate(self.stream(), iter_sse(text)).finish()
-
-    def render_request(self, request: ModelRequest) -> dict[str, Any]:
-        """The Converse request body, ``modelId`` included (see `render_request`)."""
-        return render_request(request)
-
-    def parse_request(self, body: Mapping[str, Any]) -> ModelRequest:
-        """The canonical request a Converse body describes (inverse of `render_request`)."""
-        return parse_request(body)
-
-    def render_response(self, turn: Turn, *, stream: bool = False) -> WireResponse:
-        """Bedrock is not served by the emulator: every turn is refused."""
-        raise UnsupportedTurn(
-            f"a {turn.ending.value} turn cannot be served as {API}: "
-            "the emulator does not serve Bedrock Converse"
+        stop = stop_signal(body.get("stopReason"))
+        return _rules.stopped_turn(
+            api=API, parts=parts, stop=stop, usage=parse_usage(body.get("usage"))
         )
 
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from donegate.errors import WireFormatError
 from donegate.messages import (
     Ending,
     MediaPart,
@@ -18,9 +17,11 @@ from donegate.messages import (
     Usage,
 )
 from donegate.models import _rules
-from donegate.models._values import as_int
+from donegate.models._error_body import client_error, error_object
+from donegate.models._values import as_int, wire_fail
 
 API = "bedrock-converse"
+fail = wire_fail(API)
 
 _SIGNALS: dict[str, Ending] = {
     "end_turn": Ending.COMPLETE,
@@ -39,10 +40,6 @@ _CONTEXT_NEEDLES = ("too many input tokens", "input tokens exceed", "input token
 """Bedrock's own wordings (Nova, Titan) beyond the shared context-window phrases."""
 
 _FILTER_NEEDLES = ("content filtering policy", "blocked by content filter")
-
-
-def fail(path: str, message: str) -> WireFormatError:
-    return WireFormatError(API, message, path=path)
 
 
 def as_str(value: Any, path: str) -> str:
@@ -67,15 +64,7 @@ def parse_usage(raw: Any) -> Usage:
 
 def stop_signal(reason: Any) -> tuple[Ending, str | None, str | None]:
     """``(signal, raw_reason, detail)`` for a ``stopReason`` value."""
-    if reason is None:
-        missing, why = _rules.missing_reason(ended=True)
-        return missing, None, why
-    if not isinstance(reason, str):
-        raise fail("stopReason", f"expected a string, got {type(reason).__name__}")
-    signal = _SIGNALS.get(reason)
-    if signal is None:
-        return Ending.ERROR, reason, f"unknown stopReason {reason!r}"
-    return signal, reason, None
+    return _rules.table_signal(reason, _SIGNALS, api=API, path="stopReason")
 
 
 def _call(call_id: str, name: str, value: Any) -> ToolCall:
@@ -163,20 +152,9 @@ def parse_parts(content: Any, path: str) -> list[Part]:
 
 def _error_fields(body: Any) -> tuple[str | None, str]:
     """``(type, message)`` of an error body in any shape: dict, list, JSON text, HTML, None."""
-    if isinstance(body, bytes):
-        body = body.decode("utf-8", errors="replace")
+    body = error_object(body)
     if isinstance(body, str):
-        try:
-            parsed = json.loads(body)
-        except ValueError:
-            return None, body.strip()[:2000]
-        if not isinstance(parsed, dict | list):
-            return None, body.strip()[:2000]
-        body = parsed
-    if isinstance(body, list):
-        body = next((item for item in body if isinstance(item, dict)), None)
-    if not isinstance(body, dict):
-        return None, ""
+        return None, body
     nested = body.get("Error", body.get("error"))
     inner: dict[str, Any] = nested if isinstance(nested, dict) else {}
     message = next(
@@ -212,7 +190,7 @@ def _error_ending(status: int | None, kind: str | None, message: str) -> Ending:
     Throttling says "Too many tokens, please wait" about the rate, not the context window, so
     rate-limit and server errors are never read for the context phrases.
     """
-    if status is not None and (status == 429 or not 400 <= status < 500):
+    if not client_error(status):
         return Ending.ERROR
     if kind is not None and "throttl" in kind.lower():
         return Ending.ERROR

@@ -17,11 +17,15 @@ from donegate.messages import (
     ToolCall,
     ToolResult,
 )
+from donegate.models import _request_body
 from donegate.models.base import ModelRequest, ModelSettings, ToolSpec
 from donegate.models.bedrock_converse._parse import as_str, fail, parse_block
 
 _REQUEST_KEYS = frozenset({"modelId", "messages", "system", "toolConfig", "inferenceConfig"})
 """Top-level request fields render_request writes; any other field is ``extra_body``."""
+
+_SAMPLING = _request_body.SamplingNames(max_tokens="maxTokens", top_p="topP", stop="stopSequences")
+"""``inferenceConfig``'s names for the sampling settings."""
 
 
 def _render_part(part: Part) -> dict[str, Any] | None:
@@ -85,19 +89,6 @@ def _tool_config(request: ModelRequest) -> dict[str, Any] | None:
         config["toolChoice"] = {"any": {}}
     elif choice is not None and choice != "none":
         config["toolChoice"] = {"tool": {"name": choice}}
-    return config
-
-
-def _inference_config(settings: ModelSettings) -> dict[str, Any]:
-    config: dict[str, Any] = {}
-    if settings.max_tokens is not None:
-        config["maxTokens"] = settings.max_tokens
-    if settings.temperature is not None:
-        config["temperature"] = settings.temperature
-    if settings.top_p is not None:
-        config["topP"] = settings.top_p
-    if settings.stop:
-        config["stopSequences"] = list(settings.stop)
     return config
 
 
@@ -190,10 +181,6 @@ def _request_tools(raw: Any) -> tuple[tuple[ToolSpec, ...], str | None]:
     return tuple(tools), choice
 
 
-def _float(value: Any) -> float | None:
-    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
-
-
 def render_request(request: ModelRequest) -> dict[str, Any]:
     """The Converse request in its JSON form, plus ``modelId`` (a URL path parameter).
 
@@ -222,7 +209,7 @@ def render_request(request: ModelRequest) -> dict[str, Any]:
     tool_config = _tool_config(request)
     if tool_config is not None:
         body["toolConfig"] = tool_config
-    inference = _inference_config(request.settings)
+    inference = _request_body.render_sampling(request.settings, _SAMPLING)
     if inference:
         body["inferenceConfig"] = inference
     body.update(request.settings.extra_body)
@@ -243,21 +230,11 @@ def parse_request(body: Mapping[str, Any]) -> ModelRequest:
     tools, choice = _request_tools(body.get("toolConfig"))
     raw_config = body.get("inferenceConfig")
     config: dict[str, Any] = raw_config if isinstance(raw_config, dict) else {}
-    max_tokens = config.get("maxTokens")
-    stop = config.get("stopSequences")
     settings = ModelSettings(
-        max_tokens=max_tokens if isinstance(max_tokens, int) else None,
-        temperature=_float(config.get("temperature")),
-        top_p=_float(config.get("topP")),
-        stop=tuple(s for s in stop if isinstance(s, str)) if isinstance(stop, list) else (),
+        **_request_body.parse_sampling(config, _SAMPLING),
         tool_choice=choice,
         extra_body={k: v for k, v in body.items() if k not in _REQUEST_KEYS and k != "stream"},
     )
-    model = body.get("modelId")
-    return ModelRequest(
-        model=model if isinstance(model, str) else "",
-        messages=tuple(messages),
-        tools=tools,
-        settings=settings,
-        stream=body.get("stream") is True,
+    return _request_body.finish_request(
+        body, model_key="modelId", messages=messages, tools=tools, settings=settings
     )

@@ -6,7 +6,6 @@ from collections.abc import Iterator
 from typing import Any
 
 from donegate.messages import (
-    Ending,
     Part,
     ServerToolPart,
     TextPart,
@@ -167,28 +166,11 @@ class BedrockConverseStream:
         """The turn: an exception event is an error; no ``messageStop`` is the shared missing-reason
         rule (``metadata`` is the normal end)."""
         parts = [self._blocks[i].part() for i in sorted(self._blocks)]
-        if self._error is not None:
-            kind, message = self._error
-            return _rules.error_turn(
-                api=API,
-                ending=Ending.ERROR,
-                status=None,
-                type_=kind,
-                message=message,
-                parts=parts,
-                usage=self._usage,
-            )
-        if not self._stopped:
-            missing, why = _rules.missing_reason(ended=self._ended)
-            return _rules.make_turn(
-                api=API,
-                signal=missing,
-                parts=parts,
-                raw_reason=None,
-                detail=why,
-                usage=self._usage,
-            )
-        signal, raw, detail = stop_signal(self._stop)
-        return _rules.make_turn(
-            api=API, signal=signal, parts=parts, raw_reason=raw, detail=detail, usage=self._usage
+        return _rules.stream_turn(
+            api=API,
+            parts=parts,
+            usage=self._usage,
+            error=self._error,
+            stop=stop_signal(self._stop) if self._stopped else None,
+            ended=self._ended,
         )

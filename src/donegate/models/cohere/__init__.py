@@ -10,15 +10,12 @@ The emulator does not serve Cohere, so `render_response` refuses.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Any
 
-from donegate.errors import UnsupportedTurn
 from donegate.messages import Turn
 from donegate.models import _rules
-from donegate.models._sse import accumulate, iter_sse
+from donegate.models._unserved import UnservedWire
 from donegate.models._values import opt_str
-from donegate.models.base import ModelRequest, StreamAccumulator, WireResponse
 from donegate.models.cohere._parse import (
     API,
     error_turn,
@@ -36,15 +33,22 @@ __all__ = ["WIRE", "Cohere", "CohereStream"]
 _V1_KEYS = ("text", "generation_id", "response_id", "chat_history")
 
 
-class Cohere:
+class Cohere(UnservedWire):
     """The ``cohere`` wire format: Cohere chat v2 (and v1 bodies)."""
 
-    name = API
+    def __init__(self) -> None:
+        super().__init__(
+            name=API,
+            label="Cohere",
+            error_turn=error_turn,
+            stream=CohereStream,
+            render_request=render_request,
+            parse_request=parse_request,
+            body_name="a chat response",
+        )
 
-    def parse_response(self, body: Any) -> Turn:
+    def parse_body(self, body: dict[str, Any]) -> Turn:
         """Classify a chat response body."""
-        if not isinstance(body, dict):
-            raise fail("$", f"a chat response must be an object, got {type(body).__name__}")
         message = body.get("message")
         if isinstance(message, dict):
             parts = message_parts(message, "message")
@@ -56,42 +60,10 @@ class Cohere:
             return error_turn(None, body, None)
         else:
             raise fail("message", "missing or not an object")
-        signal, raw, detail = stop_signal(body.get("finish_reason"), "finish_reason")
-        return _rules.make_turn(
-            api=API,
-            signal=signal,
-            parts=parts,
-            raw_reason=raw,
-            detail=detail,
-            usage=parse_usage(usage),
-            response_id=opt_str(body.get("id")) or opt_str(body.get("response_id")),
-        )
-
-    def parse_error(self, status: int, body: Any, *, retry_after: float | None = None) -> Turn:
-        """The turn an HTTP error body implies; never raises."""
-        return error_turn(status, body, retry_after)
-
-    def stream(self) -> StreamAccumulator:
-        """A fresh accumulator for one streamed chat response."""
-        return CohereStream()
-
-    def parse_stream(self, text: str) -> Turn:
-        """Classify a streamed chat response given as raw SSE text."""
-        return accumulate(self.stream(), iter_sse(text)).finish()
-
-    def render_request(self, request: ModelRequest) -> dict[str, Any]:
-        """The ``/v2/chat`` body (see `render_request`)."""
-        return render_request(request)
-
-    def parse_request(self, body: Mapping[str, Any]) -> ModelRequest:
-        """The canonical request a ``/v2/chat`` body describes (inverse of render)."""
-        return parse_request(body)
-
-    def render_response(self, turn: Turn, *, stream: bool = False) -> WireResponse:
-        """Cohere is not served by the emulator: every turn is refused."""
-        raise UnsupportedTurn(
-            f"a {turn.ending.value} turn cannot be served as {API}: "
-            "the emulator does not serve Cohere"
+        stop = stop_signal(body.get("finish_reason"), "finish_reason")
+        response_id = opt_str(body.get("id")) or opt_str(body.get("response_id"))
+        return _rules.stopped_turn(
+            api=API, parts=parts, stop=stop, usage=parse_usage(usage), response_id=response_id
         )
 
 

@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from typing import Any
 
-from donegate.errors import WireFormatError
 from donegate.messages import (
     Ending,
     Part,
@@ -18,9 +16,12 @@ from donegate.messages import (
     Usage,
 )
 from donegate.models import _rules
-from donegate.models._values import as_int, opt_str
+from donegate.models._error_body import client_error, error_object
+from donegate.models._function_calls import arguments_raw, parse_tool_calls
+from donegate.models._values import as_int, wire_fail
 
 API = "cohere"
+fail = wire_fail(API)
 
 TOOL_PLAN: Mapping[str, Any] = {"cohere": "tool_plan"}
 """``provider_details`` of the `ThinkingPart` that holds a message's ``tool_plan``."""
@@ -37,10 +38,6 @@ _SIGNALS: dict[str, Ending] = {
     "USER_CANCEL": Ending.ERROR,
 }
 """Every documented ``finish_reason`` (v2 and v1); anything else is an error."""
-
-
-def fail(path: str, message: str) -> WireFormatError:
-    return WireFormatError(API, message, path=path)
 
 
 def parse_usage(raw: Any) -> Usage:
@@ -61,15 +58,7 @@ def parse_usage(raw: Any) -> Usage:
 
 def stop_signal(reason: Any, path: str) -> tuple[Ending, str | None, str | None]:
     """``(signal, raw_reason, detail)`` for a ``finish_reason`` value."""
-    if reason is None:
-        missing, why = _rules.missing_reason(ended=True)
-        return missing, None, why
-    if not isinstance(reason, str):
-        raise fail(path, f"expected a string, got {type(reason).__name__}")
-    signal = _SIGNALS.get(reason.upper())
-    if signal is None:
-        return Ending.ERROR, reason, f"unknown finish_reason {reason!r}"
-    return signal, reason, None
+    return _rules.table_signal(reason, _SIGNALS, api=API, path=path, fold=str.upper)
 
 
 def parse_content(content: Any, path: str) -> list[Part]:
@@ -103,31 +92,6 @@ def parse_content(content: Any, path: str) -> list[Part]:
     return parts
 
 
-def arguments_raw(value: Any) -> str:
-    """``function.arguments`` as text (an object is tolerated and written compactly)."""
-    if isinstance(value, str):
-        return value
-    if value is None:
-        return ""
-    return json.dumps(value, separators=(",", ":"))
-
-
-def tool_call(raw: Any, path: str) -> ToolCall:
-    if not isinstance(raw, dict):
-        raise fail(path, f"a tool call must be an object, got {type(raw).__name__}")
-    function = raw.get("function")
-    if not isinstance(function, dict):
-        raise fail(f"{path}.function", "missing or not an object")
-    name = function.get("name")
-    if not isinstance(name, str):
-        raise fail(f"{path}.function.name", "expected a string")
-    return ToolCall.from_raw(
-        id=opt_str(raw.get("id")) or "",
-        name=name,
-        arguments_raw=arguments_raw(function.get("arguments")),
-    )
-
-
 def message_parts(message: dict[str, Any], path: str) -> list[Part]:
     """A v2 message in reading order: the tool plan, the content, then the calls."""
     parts: list[Part] = []
@@ -137,11 +101,7 @@ def message_parts(message: dict[str, Any], path: str) -> list[Part]:
     if plan:
         parts.append(ThinkingPart(text=plan, provider_details=TOOL_PLAN))
     parts.extend(parse_content(message.get("content"), f"{path}.content"))
-    calls = message.get("tool_calls")
-    if calls is not None:
-        if not isinstance(calls, list):
-            raise fail(f"{path}.tool_calls", "expected a list")
-        parts.extend(tool_call(c, f"{path}.tool_calls[{i}]") for i, c in enumerate(calls))
+    parts.extend(parse_tool_calls(message, path, fail))
     return parts
 
 
@@ -173,20 +133,9 @@ def v1_parts(body: dict[str, Any]) -> list[Part]:
 
 def error_fields(body: Any) -> tuple[str | None, str]:
     """``(type, message)`` of an error body in any shape: dict, list, JSON text, HTML, None."""
-    if isinstance(body, bytes):
-        body = body.decode("utf-8", errors="replace")
+    body = error_object(body)
     if isinstance(body, str):
-        try:
-            parsed = json.loads(body)
-        except ValueError:
-            return None, body.strip()[:2000]
-        if not isinstance(parsed, dict | list):
-            return None, body.strip()[:2000]
-        body = parsed
-    if isinstance(body, list):
-        body = next((item for item in body if isinstance(item, dict)), None)
-    if not isinstance(body, dict):
-        return None, ""
+        return None, body
     nested = body.get("error")
     if isinstance(nested, dict):  # an OpenAI-style envelope from a gateway in front of Cohere
         body = nested
@@ -210,10 +159,9 @@ def _context_exceeded(message: str, kind: str | None) -> bool:
 
 def error_turn(status: int | None, body: Any, retry_after: float | None) -> Turn:
     kind, message = error_fields(body)
-    client_error = status is None or (400 <= status < 500 and status != 429)
     ending = (
         Ending.CONTEXT_EXCEEDED
-        if client_error and _context_exceeded(message, kind)
+        if client_error(status) and _context_exceeded(message, kind)
         else Ending.ERROR
     )
     return _rules.error_turn(

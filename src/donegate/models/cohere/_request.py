@@ -17,8 +17,10 @@ from donegate.messages import (
     ToolCall,
     ToolResult,
 )
-from donegate.models._values import append_merging_results, opt_str
-from donegate.models.base import ModelRequest, ModelSettings, ToolSpec
+from donegate.models import _request_body
+from donegate.models._function_calls import parse_tool_spec, render_tool_calls, render_tool_spec
+from donegate.models._values import data_url, opt_str, url_media
+from donegate.models.base import ModelRequest, ModelSettings
 from donegate.models.cohere._parse import TOOL_PLAN, fail, message_parts, parse_content
 
 _REQUEST_KEYS = frozenset(
@@ -37,11 +39,7 @@ _REQUEST_KEYS = frozenset(
 )
 """Request fields render_request writes; any other field is ``extra_body``."""
 
-
-def _media_url(part: MediaPart) -> str | None:
-    if part.uri is not None:
-        return part.uri
-    return f"data:{part.mime_type};base64,{part.data}" if part.data is not None else None
+_SAMPLING = _request_body.SamplingNames(top_p="p", stop="stop_sequences")
 
 
 def _render_message(message: Message) -> list[dict[str, Any]]:
@@ -55,7 +53,7 @@ def _render_message(message: Message) -> list[dict[str, Any]]:
             for r in message.results
         ]
     if message.role in ("system", "user"):
-        urls = [_media_url(p) for p in message.parts if isinstance(p, MediaPart)]
+        urls = [data_url(p) for p in message.parts if isinstance(p, MediaPart)]
         if not any(urls):
             return [{"role": message.role, "content": message.text}]
         content: list[dict[str, Any]] = [{"type": "text", "text": message.text}]
@@ -76,22 +74,8 @@ def _render_message(message: Message) -> list[dict[str, Any]]:
     if items:
         out["content"] = items
     if message.tool_calls:
-        out["tool_calls"] = [
-            {
-                "id": c.id,
-                "type": "function",
-                "function": {"name": c.name, "arguments": c.arguments_raw},
-            }
-            for c in message.tool_calls
-        ]
+        out["tool_calls"] = render_tool_calls(message.tool_calls)
     return [out]
-
-
-def _render_tool(tool: ToolSpec) -> dict[str, Any]:
-    function: dict[str, Any] = {"name": tool.name, "parameters": dict(tool.parameters)}
-    if tool.description:
-        function["description"] = tool.description
-    return {"type": "function", "function": function}
 
 
 def _tool_text(content: Any) -> str:
@@ -121,11 +105,7 @@ def _user_parts(content: Any, path: str) -> list[Part]:
             image = item.get("image_url") if isinstance(item, dict) else None
             url = image.get("url") if isinstance(image, dict) else image
             if isinstance(url, str):
-                head, comma, data = url.partition(",")
-                if url.startswith("data:") and comma and head.endswith(";base64"):
-                    media.append(MediaPart(mime_type=head[5:-7] or "image/*", data=data))
-                else:
-                    media.append(MediaPart(mime_type="image/*", uri=url))
+                media.append(url_media(url))
             else:
                 rest.append(item)
         return parse_content(rest, path) + media
@@ -155,23 +135,6 @@ def _request_message(raw: Any, path: str, names: dict[str, str]) -> Message | No
     return None  # a role Cohere does not have: skipped
 
 
-def _request_tool(raw: Any, strict: bool) -> ToolSpec | None:
-    function = raw.get("function") if isinstance(raw, dict) else None
-    if not isinstance(function, dict) or not isinstance(function.get("name"), str):
-        return None
-    params = function.get("parameters")
-    return ToolSpec(
-        name=function["name"],
-        description=opt_str(function.get("description")) or "",
-        parameters=params if isinstance(params, dict) else {"type": "object"},
-        strict=strict,
-    )
-
-
-def _number(value: Any) -> float | None:
-    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
-
-
 def render_request(request: ModelRequest) -> dict[str, Any]:
     """The ``/v2/chat`` body.
 
@@ -188,19 +151,12 @@ def render_request(request: ModelRequest) -> dict[str, Any]:
         tools = tuple(t for t in tools if t.name == choice) or tools
         choice = "required"
     if tools:
-        body["tools"] = [_render_tool(t) for t in tools]
+        body["tools"] = [render_tool_spec(t, strict_field=False) for t in tools]
         if any(t.strict for t in tools):
             body["strict_tools"] = True
     if choice in ("required", "none"):
         body["tool_choice"] = choice.upper()
-    if settings.max_tokens is not None:
-        body["max_tokens"] = settings.max_tokens
-    if settings.temperature is not None:
-        body["temperature"] = settings.temperature
-    if settings.top_p is not None:
-        body["p"] = settings.top_p
-    if settings.stop:
-        body["stop_sequences"] = list(settings.stop)
+    body.update(_request_body.render_sampling(settings, _SAMPLING))
     if request.stream:
         body["stream"] = True
     body.update(settings.extra_body)
@@ -209,34 +165,17 @@ def render_request(request: ModelRequest) -> dict[str, Any]:
 
 def parse_request(body: Mapping[str, Any]) -> ModelRequest:
     """The canonical request a ``/v2/chat`` body describes (inverse of `render_request`)."""
-    raw_messages = body.get("messages", [])
-    if not isinstance(raw_messages, list):
-        raise fail("messages", "expected a list")
-    names: dict[str, str] = {}
-    messages: list[Message] = []
-    for i, raw in enumerate(raw_messages):
-        message = _request_message(raw, f"messages[{i}]", names)
-        if message is not None:
-            append_merging_results(messages, message)
+    messages = _request_body.parse_messages(body.get("messages", []), _request_message, fail)
     strict = body.get("strict_tools") is True
     raw_tools = body.get("tools")
-    tools = [_request_tool(t, strict) for t in (raw_tools if isinstance(raw_tools, list) else ())]
-    stop = body.get("stop_sequences")
+    tools = [
+        parse_tool_spec(t, strict=strict)
+        for t in (raw_tools if isinstance(raw_tools, list) else ())
+    ]
     choice = body.get("tool_choice")
-    max_tokens = body.get("max_tokens")
     settings = ModelSettings(
-        max_tokens=max_tokens if isinstance(max_tokens, int) else None,
-        temperature=_number(body.get("temperature")),
-        top_p=_number(body.get("p")),
-        stop=tuple(s for s in stop if isinstance(s, str)) if isinstance(stop, list) else (),
+        **_request_body.parse_sampling(body, _SAMPLING),
         tool_choice=choice.lower() if isinstance(choice, str) else None,
         extra_body={k: v for k, v in body.items() if k not in _REQUEST_KEYS},
     )
-    model = body.get("model")
-    return ModelRequest(
-        model=model if isinstance(model, str) else "",
-        messages=tuple(messages),
-        tools=tuple(t for t in tools if t is not None),
-        settings=settings,
-        stream=body.get("stream") is True,
-    )
+    return _request_body.finish_request(body, messages=messages, tools=tools, settings=settings)

@@ -6,7 +6,6 @@ from typing import Any
 
 from donegate.errors import WireFormatError
 from donegate.messages import (
-    Ending,
     Part,
     ServerToolPart,
     TextPart,
@@ -16,12 +15,12 @@ from donegate.messages import (
     Usage,
 )
 from donegate.models import _rules
+from donegate.models._function_calls import arguments_raw
 from donegate.models._sse import loads
 from donegate.models._values import as_int, opt_str
 from donegate.models.cohere._parse import (
     API,
     TOOL_PLAN,
-    arguments_raw,
     error_fields,
     parse_usage,
     stop_signal,
@@ -184,30 +183,16 @@ class CohereStream:
     def finish(self) -> Turn:
         """The turn: an error event is an error; no ``message-end`` means truncated."""
         parts = self._parts()
-        if self._error is not None:
-            kind, message = self._error
-            return _rules.error_turn(
-                api=API,
-                ending=Ending.ERROR,
-                status=None,
-                type_=kind,
-                message=message,
-                parts=parts,
-                usage=self._usage,
-            )
-        detail: str | None
-        if not self._finished:
-            signal, detail = _rules.missing_reason(ended=self._done)
-            raw = None
-        else:
+        stop = None
+        if self._finished:
             signal, raw, detail = stop_signal(self._finish, "finish_reason")
-            detail = self._failure or detail
-        return _rules.make_turn(
+            stop = signal, raw, self._failure or detail
+        return _rules.stream_turn(
             api=API,
-            signal=signal,
             parts=parts,
-            raw_reason=raw,
-            detail=detail,
             usage=self._usage,
+            error=self._error,
+            stop=stop,
+            ended=self._done,
             response_id=self._id,
         )

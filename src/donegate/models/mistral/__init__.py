@@ -11,15 +11,12 @@ closed by ``[DONE]``. The emulator does not serve Mistral, so `render_response` 
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Any
 
-from donegate.errors import UnsupportedTurn
 from donegate.messages import Turn
 from donegate.models import _rules
-from donegate.models._sse import accumulate, iter_sse
+from donegate.models._unserved import UnservedWire
 from donegate.models._values import opt_str
-from donegate.models.base import ModelRequest, StreamAccumulator, WireResponse
 from donegate.models.mistral._parse import (
     API,
     error_turn,
@@ -35,15 +32,22 @@ from donegate.models.mistral._stream import MistralStream
 __all__ = ["WIRE", "Mistral", "MistralStream"]
 
 
-class Mistral:
+class Mistral(UnservedWire):
     """The ``mistral`` wire format: La Plateforme ``/v1/chat/completions``."""
 
-    name = API
+    def __init__(self) -> None:
+        super().__init__(
+            name=API,
+            label="Mistral",
+            error_turn=error_turn,
+            stream=MistralStream,
+            render_request=render_request,
+            parse_request=parse_request,
+            body_name="a chat completion",
+        )
 
-    def parse_response(self, body: Any) -> Turn:
+    def parse_body(self, body: dict[str, Any]) -> Turn:
         """Classify a chat completion body."""
-        if not isinstance(body, dict):
-            raise fail("$", f"a chat completion must be an object, got {type(body).__name__}")
         if is_error_body(body):
             return error_turn(None, body, None)
         choices = body.get("choices")
@@ -56,43 +60,13 @@ class Mistral:
         if not isinstance(message, dict):
             raise fail("choices[0].message", "missing or not an object")
         parts = message_parts(message, "choices[0].message")
-        signal, raw, detail = stop_signal(choice.get("finish_reason"), "choices[0].finish_reason")
-        return _rules.make_turn(
+        return _rules.stopped_turn(
             api=API,
-            signal=signal,
             parts=parts,
-            raw_reason=raw,
-            detail=detail,
+            stop=stop_signal(choice.get("finish_reason"), "choices[0].finish_reason"),
             usage=parse_usage(body.get("usage")),
             model=opt_str(body.get("model")),
             response_id=opt_str(body.get("id")),
-        )
-
-    def parse_error(self, status: int, body: Any, *, retry_after: float | None = None) -> Turn:
-        """The turn an HTTP error body implies; never raises."""
-        return error_turn(status, body, retry_after)
-
-    def stream(self) -> StreamAccumulator:
-        """A fresh accumulator for one streamed completion."""
-        return MistralStream()
-
-    def parse_stream(self, text: str) -> Turn:
-        """Classify a streamed completion given as raw SSE text."""
-        return accumulate(self.stream(), iter_sse(text)).finish()
-
-    def render_request(self, request: ModelRequest) -> dict[str, Any]:
-        """The ``/v1/chat/completions`` body (see `render_request`)."""
-        return render_request(request)
-
-    def parse_request(self, body: Mapping[str, Any]) -> ModelRequest:
-        """The canonical request a chat completions body describes (inverse of render)."""
-        return parse_request(body)
-
-    def render_response(self, turn: Turn, *, stream: bool = False) -> WireResponse:
-        """Mistral is not served by the emulator: every turn is refused."""
-        raise UnsupportedTurn(
-            f"a {turn.ending.value} turn cannot be served as {API}: "
-            "the emulator does not serve Mistral"
         )
 
 

@@ -2,25 +2,24 @@
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
-from donegate.errors import WireFormatError
 from donegate.messages import (
     Ending,
-    MediaPart,
     Part,
     ServerToolPart,
     TextPart,
     ThinkingPart,
-    ToolCall,
     Turn,
     Usage,
 )
 from donegate.models import _rules
-from donegate.models._values import as_int, opt_str
+from donegate.models._error_body import client_error, error_object
+from donegate.models._function_calls import parse_tool_calls
+from donegate.models._values import as_int, opt_str, url_media, wire_fail
 
 API = "mistral"
+fail = wire_fail(API)
 
 _SIGNALS: dict[str, Ending] = {
     "stop": Ending.COMPLETE,
@@ -30,10 +29,6 @@ _SIGNALS: dict[str, Ending] = {
     "error": Ending.ERROR,
 }
 """Every documented ``finish_reason``; anything else is an error, never a normal stop."""
-
-
-def fail(path: str, message: str) -> WireFormatError:
-    return WireFormatError(API, message, path=path)
 
 
 def parse_usage(raw: Any) -> Usage:
@@ -50,15 +45,7 @@ def parse_usage(raw: Any) -> Usage:
 
 def stop_signal(reason: Any, path: str) -> tuple[Ending, str | None, str | None]:
     """``(signal, raw_reason, detail)`` for a ``finish_reason`` value."""
-    if reason is None:
-        missing, why = _rules.missing_reason(ended=True)
-        return missing, None, why
-    if not isinstance(reason, str):
-        raise fail(path, f"expected a string, got {type(reason).__name__}")
-    signal = _SIGNALS.get(reason)
-    if signal is None:
-        return Ending.ERROR, reason, f"unknown finish_reason {reason!r}"
-    return signal, reason, None
+    return _rules.table_signal(reason, _SIGNALS, api=API, path=path)
 
 
 def thinking_text(value: Any) -> str:
@@ -87,22 +74,8 @@ def _chunk(chunk: Any, path: str) -> Part | None:
     if kind == "image_url":
         image = chunk.get("image_url")
         url = image.get("url") if isinstance(image, dict) else image
-        return _media(url) if isinstance(url, str) else None
+        return url_media(url) if isinstance(url, str) else None
     return ServerToolPart(name=str(kind), data=chunk)  # references and future chunk kinds
-
-
-def _media(url: str) -> MediaPart:
-    """An image chunk's URL; a ``data:`` URL keeps its type and base64 data."""
-    head, comma, data = url.partition(",")
-    if url.startswith("data:") and comma and head.endswith(";base64"):
-        return MediaPart(mime_type=head[5:-7] or "image/*", data=data)
-    return MediaPart(mime_type="image/*", uri=url)
-
-
-def media_url(part: MediaPart) -> str | None:
-    if part.uri is not None:
-        return part.uri
-    return f"data:{part.mime_type};base64,{part.data}" if part.data is not None else None
 
 
 def parse_content(content: Any, path: str) -> list[Part]:
@@ -116,38 +89,10 @@ def parse_content(content: Any, path: str) -> list[Part]:
     return [p for p in parts if p is not None]
 
 
-def arguments_raw(value: Any) -> str:
-    """``function.arguments`` as text: Mistral may send the object itself."""
-    if isinstance(value, str):
-        return value
-    if value is None:
-        return ""
-    return json.dumps(value, separators=(",", ":"))  # as `ToolCall.from_args` writes it
-
-
-def _tool_call(raw: Any, path: str) -> ToolCall:
-    if not isinstance(raw, dict):
-        raise fail(path, f"a tool call must be an object, got {type(raw).__name__}")
-    function = raw.get("function")
-    if not isinstance(function, dict):
-        raise fail(f"{path}.function", "missing or not an object")
-    name = function.get("name")
-    if not isinstance(name, str):
-        raise fail(f"{path}.function.name", "expected a string")
-    arguments = function.get("arguments")
-    call_id = opt_str(raw.get("id")) or ""
-    if isinstance(arguments, dict):
-        return ToolCall.from_args(id=call_id, name=name, arguments=arguments)
-    return ToolCall.from_raw(id=call_id, name=name, arguments_raw=arguments_raw(arguments))
-
-
 def message_parts(message: dict[str, Any], path: str) -> list[Part]:
+    """The content chunks, then the calls (Mistral may send ``arguments`` as the object itself)."""
     parts = parse_content(message.get("content"), f"{path}.content")
-    calls = message.get("tool_calls")
-    if calls is not None:
-        if not isinstance(calls, list):
-            raise fail(f"{path}.tool_calls", "expected a list")
-        parts.extend(_tool_call(c, f"{path}.tool_calls[{i}]") for i, c in enumerate(calls))
+    parts.extend(parse_tool_calls(message, path, fail, object_arguments=True))
     return parts
 
 
@@ -171,20 +116,9 @@ def _detail_text(detail: Any) -> str:
 
 def error_fields(body: Any) -> tuple[str | None, str]:
     """``(type or code, message)`` of an error body in any shape."""
-    if isinstance(body, bytes):
-        body = body.decode("utf-8", errors="replace")
+    body = error_object(body)
     if isinstance(body, str):
-        try:
-            parsed = json.loads(body)
-        except ValueError:
-            return None, body.strip()[:2000]
-        if not isinstance(parsed, dict | list):
-            return None, body.strip()[:2000]
-        body = parsed
-    if isinstance(body, list):
-        body = next((item for item in body if isinstance(item, dict)), None)
-    if not isinstance(body, dict):
-        return None, ""
+        return None, body
     nested = body.get("error")
     if isinstance(nested, dict):  # an OpenAI-style envelope from a gateway in front of Mistral
         body = nested
@@ -204,8 +138,7 @@ def error_fields(body: Any) -> tuple[str | None, str]:
 def error_turn(status: int | None, body: Any, retry_after: float | None) -> Turn:
     kind, message = error_fields(body)
     ending = Ending.ERROR
-    client_error = status is None or (400 <= status < 500 and status != 429)
-    if client_error and _rules.context_exceeded(message, kind):
+    if client_error(status) and _rules.context_exceeded(message, kind):
         ending = Ending.CONTEXT_EXCEEDED
     return _rules.error_turn(
         api=API,

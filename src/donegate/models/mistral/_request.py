@@ -14,18 +14,14 @@ from donegate.messages import (
     ToolCall,
     ToolResult,
 )
-from donegate.models._values import append_merging_results, opt_str
+from donegate.models import _request_body
+from donegate.models._function_calls import parse_tool_spec, render_tool_calls, render_tool_spec
+from donegate.models._values import data_url, opt_str
 from donegate.models.base import (
     ModelRequest,
     ModelSettings,
-    ToolSpec,
 )
-from donegate.models.mistral._parse import (
-    fail,
-    media_url,
-    message_parts,
-    parse_content,
-)
+from donegate.models.mistral._parse import fail, message_parts, parse_content
 
 _REQUEST_KEYS = frozenset(
     {
@@ -42,6 +38,8 @@ _REQUEST_KEYS = frozenset(
     }
 )
 """Request fields render_request writes; any other field is ``extra_body``."""
+
+_SAMPLING = _request_body.SamplingNames()
 
 
 def _render_tool_choice(choice: str | None) -> Any:
@@ -62,7 +60,7 @@ def _render_message(message: Message) -> list[dict[str, Any]]:
             for r in message.results
         ]
     if message.role in ("system", "user"):
-        urls = [media_url(p) for p in message.parts if isinstance(p, MediaPart)]
+        urls = [data_url(p) for p in message.parts if isinstance(p, MediaPart)]
         if not any(urls):
             return [{"role": message.role, "content": message.text}]
         content: list[dict[str, Any]] = [{"type": "text", "text": message.text}]
@@ -80,24 +78,8 @@ def _render_message(message: Message) -> list[dict[str, Any]]:
     elif chunks:
         out["content"] = "".join(c["text"] for c in chunks)
     if message.tool_calls:
-        out["tool_calls"] = [
-            {
-                "id": c.id,
-                "type": "function",
-                "function": {"name": c.name, "arguments": c.arguments_raw},
-            }
-            for c in message.tool_calls
-        ]
+        out["tool_calls"] = render_tool_calls(message.tool_calls)
     return [out]
-
-
-def _render_tool(tool: ToolSpec) -> dict[str, Any]:
-    function: dict[str, Any] = {"name": tool.name, "parameters": dict(tool.parameters)}
-    if tool.description:
-        function["description"] = tool.description
-    if tool.strict:
-        function["strict"] = True
-    return {"type": "function", "function": function}
 
 
 def _request_message(raw: Any, path: str, names: dict[str, str]) -> Message | None:
@@ -125,19 +107,6 @@ def _request_message(raw: Any, path: str, names: dict[str, str]) -> Message | No
     return Message(role=role, parts=tuple(parts))
 
 
-def _request_tool(raw: Any) -> ToolSpec | None:
-    function = raw.get("function") if isinstance(raw, dict) else None
-    if not isinstance(function, dict) or not isinstance(function.get("name"), str):
-        return None
-    params = function.get("parameters")
-    return ToolSpec(
-        name=function["name"],
-        description=opt_str(function.get("description")) or "",
-        parameters=params if isinstance(params, dict) else {"type": "object"},
-        strict=function.get("strict") is True,
-    )
-
-
 def _parse_tool_choice(raw: Any) -> str | None:
     if raw in ("any", "required"):
         return "required"
@@ -147,30 +116,19 @@ def _parse_tool_choice(raw: Any) -> str | None:
     return opt_str(function.get("name")) if isinstance(function, dict) else None
 
 
-def _number(value: Any) -> float | None:
-    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
-
-
 def render_request(request: ModelRequest) -> dict[str, Any]:
     """The ``/v1/chat/completions`` body; Mistral rejects unknown fields, so only set ones."""
     messages = [m for message in request.messages for m in _render_message(message)]
     body: dict[str, Any] = {"model": request.model, "messages": messages}
     settings = request.settings
     if request.tools:
-        body["tools"] = [_render_tool(t) for t in request.tools]
+        body["tools"] = [render_tool_spec(t, strict_field=True) for t in request.tools]
     choice = _render_tool_choice(settings.tool_choice)
     if choice is not None:
         body["tool_choice"] = choice
     if settings.parallel_tool_calls is not None:
         body["parallel_tool_calls"] = settings.parallel_tool_calls
-    if settings.max_tokens is not None:
-        body["max_tokens"] = settings.max_tokens
-    if settings.temperature is not None:
-        body["temperature"] = settings.temperature
-    if settings.top_p is not None:
-        body["top_p"] = settings.top_p
-    if settings.stop:
-        body["stop"] = list(settings.stop)
+    body.update(_request_body.render_sampling(settings, _SAMPLING))
     if request.stream:
         body["stream"] = True
     body.update(settings.extra_body)
@@ -179,39 +137,14 @@ def render_request(request: ModelRequest) -> dict[str, Any]:
 
 def parse_request(body: Mapping[str, Any]) -> ModelRequest:
     """The canonical request a chat completions body describes (inverse of render)."""
-    raw_messages = body.get("messages", [])
-    if not isinstance(raw_messages, list):
-        raise fail("messages", "expected a list")
-    names: dict[str, str] = {}
-    messages: list[Message] = []
-    for i, raw in enumerate(raw_messages):
-        message = _request_message(raw, f"messages[{i}]", names)
-        if message is not None:
-            append_merging_results(messages, message)
+    messages = _request_body.parse_messages(body.get("messages", []), _request_message, fail)
     raw_tools = body.get("tools")
-    tools = [_request_tool(t) for t in (raw_tools if isinstance(raw_tools, list) else ())]
-    stop = body.get("stop")
-    stops = (
-        (stop,)
-        if isinstance(stop, str)
-        else tuple(s for s in (stop if isinstance(stop, list) else ()) if isinstance(s, str))
-    )
-    max_tokens = body.get("max_tokens")
+    tools = [parse_tool_spec(t) for t in (raw_tools if isinstance(raw_tools, list) else ())]
     parallel = body.get("parallel_tool_calls")
     settings = ModelSettings(
-        max_tokens=max_tokens if isinstance(max_tokens, int) else None,
-        temperature=_number(body.get("temperature")),
-        top_p=_number(body.get("top_p")),
-        stop=stops,
+        **_request_body.parse_sampling(body, _SAMPLING, lone_stop=True),
         tool_choice=_parse_tool_choice(body.get("tool_choice")),
         parallel_tool_calls=parallel if isinstance(parallel, bool) else None,
         extra_body={k: v for k, v in body.items() if k not in _REQUEST_KEYS},
     )
-    model = body.get("model")
-    return ModelRequest(
-        model=model if isinstance(model, str) else "",
-        messages=tuple(messages),
-        tools=tuple(t for t in tools if t is not None),
-        settings=settings,
-        stream=body.get("stream") is True,
-    )
+    return _request_body.finish_request(body, messages=messages, tools=tools, settings=settings)

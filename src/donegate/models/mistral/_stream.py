@@ -5,7 +5,6 @@ from __future__ import annotations
 from typing import Any
 
 from donegate.messages import (
-    Ending,
     Part,
     ServerToolPart,
     TextPart,
@@ -15,11 +14,11 @@ from donegate.messages import (
     Usage,
 )
 from donegate.models import _rules
+from donegate.models._function_calls import arguments_raw
 from donegate.models._sse import loads
 from donegate.models._values import opt_str
 from donegate.models.mistral._parse import (
     API,
-    arguments_raw,
     error_fields,
     is_error_body,
     parse_usage,
@@ -147,30 +146,13 @@ class MistralStream:
         ]
         parts.extend(self._other)
         parts.extend(self._calls[k].part() for k in sorted(self._calls))
-        if self._error is not None:
-            kind, message = self._error
-            return _rules.error_turn(
-                api=API,
-                ending=Ending.ERROR,
-                status=None,
-                type_=kind,
-                message=message,
-                parts=parts,
-                usage=self._usage,
-            )
-        detail: str | None
-        if not self._finished:
-            signal, detail = _rules.missing_reason(ended=self._done)
-            raw = None
-        else:
-            signal, raw, detail = stop_signal(self._finish, "finish_reason")
-        return _rules.make_turn(
+        return _rules.stream_turn(
             api=API,
-            signal=signal,
             parts=parts,
-            raw_reason=raw,
-            detail=detail,
             usage=self._usage,
+            error=self._error,
+            stop=stop_signal(self._finish, "finish_reason") if self._finished else None,
+            ended=self._done,
             model=self._model,
             response_id=self._id,
         )
