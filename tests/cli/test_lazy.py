@@ -124,3 +124,21 @@ def test_the_hook_imports_only_what_a_stop_uses(tmp_path: Path) -> None:
               "donegate.harness.escalation", "donegate.records.report",
               "donegate.harness.agents.probe", "donegate.cli._doctor")  # fmt: skip
     assert [m for m in unused if m in modules] == []
+
+
+def _stop(tmp_path: Path, session: str) -> set[str]:
+    """The modules one passing stop of a new session imported (a task whose check is ``true``)."""
+    task = tmp_path / "task.yaml"
+    task.write_text("id: t\nprompt: p\nchecks:\n  - run: ['true']\n")
+    stop = {"session_id": session, "cwd": str(tmp_path), "hook_event_name": "Stop",
+            "stop_hook_active": False, "last_assistant_message": "done"}  # fmt: skip
+    return _imported(tmp_path, "hook", "claude", "--task", str(task), stdin=json.dumps(stop))
+
+
+@pytest.mark.slow
+def test_a_certified_stop_imports_only_what_it_uses(tmp_path: Path) -> None:
+    _stop(tmp_path, "s1")  # the first stop of a data directory makes its keys
+    modules = _stop(tmp_path, "s2")
+    assert "cryptography.hazmat.primitives.asymmetric.ed25519" in modules  # it signed
+    unused = ("cryptography.hazmat.primitives.serialization",)
+    assert [m for m in unused if m in modules] == []
