@@ -126,10 +126,10 @@ def test_the_hook_imports_only_what_a_stop_uses(tmp_path: Path) -> None:
     assert [m for m in unused if m in modules] == []
 
 
-def _stop(tmp_path: Path, session: str) -> set[str]:
-    """The modules one passing stop of a new session imported (a task whose check is ``true``)."""
+def _stop(tmp_path: Path, session: str, check: str = "run: ['true']") -> set[str]:
+    """The modules one stop of a new session imported (a task whose one check is `check`)."""
     task = tmp_path / "task.yaml"
-    task.write_text("id: t\nprompt: p\nchecks:\n  - run: ['true']\n")
+    task.write_text(f"id: t\nprompt: p\nchecks:\n  - {check}\n")
     stop = {"session_id": session, "cwd": str(tmp_path), "hook_event_name": "Stop",
             "stop_hook_active": False, "last_assistant_message": "done"}  # fmt: skip
     return _imported(tmp_path, "hook", "claude", "--task", str(task), stdin=json.dumps(stop))
@@ -143,4 +143,14 @@ def test_a_certified_stop_imports_only_what_it_uses(tmp_path: Path) -> None:
     unused = ("cryptography.hazmat.primitives.serialization", "donegate.harness.builtin_tools",
               "donegate.harness.world", "donegate.finish", "donegate.tools",
               "donegate.spend")  # fmt: skip
+    assert [m for m in unused if m in modules] == []
+
+
+@pytest.mark.slow
+def test_a_blocked_stop_builds_no_certificate_and_imports_none(tmp_path: Path) -> None:
+    modules = _stop(tmp_path, "s1", check="file_exists: missing.txt")
+    assert "donegate.harness.checks" in modules and "donegate.harness.agents.state" in modules
+    unused = ("donegate.harness.certificate", "donegate.records.certificate",
+              "donegate.harness._proof", "donegate.harness.evidence",
+              "donegate.events")  # fmt: skip
     assert [m for m in unused if m in modules] == []
