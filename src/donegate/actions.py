@@ -11,12 +11,14 @@ from __future__ import annotations
 
 from collections.abc import Generator, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal, Protocol, TypeAlias
+from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeAlias
 
 from donegate.messages import Message, ToolCall, Turn
-from donegate.models.base import Model, ModelRequest
 from donegate.records.status import Status
-from donegate.tools import Tool
+
+if TYPE_CHECKING:  # annotations only: the hooks' decision imports `Verdict` without them
+    from donegate.models.base import Model, ModelRequest
+    from donegate.tools import Tool
 
 __all__ = ["Action", "CallModel", "Gate", "Judge", "RunTools", "Verdict"]
 

@@ -124,3 +124,33 @@ def test_the_hook_imports_only_what_a_stop_uses(tmp_path: Path) -> None:
               "donegate.harness.escalation", "donegate.records.report",
               "donegate.harness.agents.probe", "donegate.cli._doctor")  # fmt: skip
     assert [m for m in unused if m in modules] == []
+
+
+def _stop(tmp_path: Path, session: str, check: str = "run: ['true']") -> set[str]:
+    """The modules one stop of a new session imported (a task whose one check is `check`)."""
+    task = tmp_path / "task.yaml"
+    task.write_text(f"id: t\nprompt: p\nchecks:\n  - {check}\n")
+    stop = {"session_id": session, "cwd": str(tmp_path), "hook_event_name": "Stop",
+            "stop_hook_active": False, "last_assistant_message": "done"}  # fmt: skip
+    return _imported(tmp_path, "hook", "claude", "--task", str(task), stdin=json.dumps(stop))
+
+
+@pytest.mark.slow
+def test_a_certified_stop_imports_only_what_it_uses(tmp_path: Path) -> None:
+    _stop(tmp_path, "s1")  # the first stop of a data directory makes its keys
+    modules = _stop(tmp_path, "s2")
+    assert "cryptography.hazmat.primitives.asymmetric.ed25519" in modules  # it signed
+    unused = ("cryptography.hazmat.primitives.serialization", "donegate.harness.builtin_tools",
+              "donegate.harness.world", "donegate.finish", "donegate.tools",
+              "donegate.spend")  # fmt: skip
+    assert [m for m in unused if m in modules] == []
+
+
+@pytest.mark.slow
+def test_a_blocked_stop_builds_no_certificate_and_imports_none(tmp_path: Path) -> None:
+    modules = _stop(tmp_path, "s1", check="file_exists: missing.txt")
+    assert "donegate.harness.checks" in modules and "donegate.harness.agents.state" in modules
+    unused = ("donegate.harness.certificate", "donegate.records.certificate",
+              "donegate.harness._proof", "donegate.harness.evidence",
+              "donegate.events")  # fmt: skip
+    assert [m for m in unused if m in modules] == []

@@ -10,8 +10,14 @@ import threading
 from pathlib import Path
 
 import pytest
+from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
-from cryptography.hazmat.primitives.serialization import Encoding, NoEncryption, PrivateFormat
+from cryptography.hazmat.primitives.serialization import (
+    BestAvailableEncryption,
+    Encoding,
+    NoEncryption,
+    PrivateFormat,
+)
 
 from donegate.errors import UserError
 from donegate.harness.signing import (
@@ -96,6 +102,58 @@ def test_a_key_read_once_is_checked_again_when_its_file_changes() -> None:
     assert signing_key(create=False).public.raw == other.public_key().public_bytes_raw() != key.raw
     path.unlink()
     with pytest.raises(UserError, match="no signing key"):
+        signing_key(create=False)
+
+
+def _key_file(data: bytes) -> Path:
+    path = key_path()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(data)
+    os.chmod(path, 0o600)
+    return path
+
+
+@pytest.mark.parametrize("layout", ["as written", "crlf", "one line", "text before"])
+def test_a_pem_key_file_is_the_key_cryptography_reads_in_it(layout: str) -> None:
+    # The form the gate writes is read without cryptography's `serialization` (a hook stop's
+    # import), any other form by it: either way the key is the one the file holds.
+    other = Ed25519PrivateKey.generate()
+    pem = other.private_bytes(Encoding.PEM, PrivateFormat.PKCS8, NoEncryption())
+    head, body, tail = pem.strip().split(b"\n", 2)
+    data = {"as written": pem, "crlf": pem.replace(b"\n", b"\r\n"),
+            "one line": head + b"\n" + body + tail.replace(b"\n", b"") + b"\n",
+            "text before": b"a note\n" + pem}[layout]  # fmt: skip
+    _key_file(data)
+    key = signing_key(create=False)
+    assert key.public.raw == other.public_key().public_bytes_raw()
+    assert key.private.private_bytes_raw() == other.private_bytes_raw()
+
+
+@pytest.mark.parametrize(
+    ("data", "message"),
+    [
+        (
+            ec.generate_private_key(ec.SECP256R1()).private_bytes(
+                Encoding.PEM, PrivateFormat.PKCS8, NoEncryption()
+            ),
+            "not an Ed25519 key",
+        ),
+        (
+            Ed25519PrivateKey.generate().private_bytes(
+                Encoding.PEM, PrivateFormat.PKCS8, BestAvailableEncryption(b"pw")
+            ),
+            "not an Ed25519 private key",
+        ),
+        (
+            b"-----BEGIN PRIVATE KEY-----\nMC4CAQAwBQYDK2VwBCIEI\n-----END PRIVATE KEY-----\n",
+            "not an Ed25519 private key",
+        ),
+    ],
+    ids=["ec key", "encrypted", "cut short"],
+)
+def test_a_pem_key_file_holding_no_plain_ed25519_key_is_refused(data: bytes, message: str) -> None:
+    _key_file(data)
+    with pytest.raises(UserError, match=message):
         signing_key(create=False)
 
 

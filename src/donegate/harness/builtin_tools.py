@@ -28,6 +28,7 @@ from pathlib import Path
 
 from donegate.errors import UserError
 from donegate.harness import _process
+from donegate.harness._confine import confine
 from donegate.harness.world import AgentWorld, gate_only, launch_argv
 from donegate.tools import Tool
 
@@ -38,21 +39,6 @@ BUILTIN_TOOLS = ("read_file", "write_file", "list_dir", "run_command")
 
 COMMAND_OUTPUT_CAP = 16 * 1024
 """Bytes of `run_command` output returned to the model (head and tail, with a marker)."""
-
-
-def confine(root: Path, path: str) -> Path:
-    """Resolve `path` against `root`; `PermissionError` if it lands outside `root`.
-
-    Symlinks are followed before the test, so a link inside the root that points out of it is
-    refused. `root` must already be resolved.
-    """
-    try:
-        target = (root / path).resolve()
-    except (OSError, ValueError, RuntimeError) as exc:  # a NUL byte, a symlink loop
-        raise PermissionError(f"{path!r} is not a usable path: {exc}") from None
-    if not target.is_relative_to(root):
-        raise PermissionError(f"{path!r} resolves outside the workdir {root}")
-    return target
 
 
 class Workspace:

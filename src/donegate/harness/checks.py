@@ -32,10 +32,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar, assert_never
 
 from donegate.errors import MissingExtra, UserError
-from donegate.finish import validator
 from donegate.harness import _process, room
+from donegate.harness._confine import confine
 from donegate.harness._sources import _search_path, check_sources
-from donegate.harness.builtin_tools import confine
 from donegate.harness.spec import (
     CheckSpec,
     FileContainsCheck,
@@ -421,6 +420,8 @@ def _read(root: Path, path: str) -> str | None:
 
 def schema_error(value: Any, schema: Any, at: str = "$") -> str | None:
     """The first way `value` violates `schema` (full JSON Schema, via ``jsonschema``), or None."""
+    from donegate.finish import validator  # here: a stop whose checks have no schema skips it
+
     errors = sorted(
         validator(schema).iter_errors(value),
         key=lambda e: (len(e.absolute_path), list(map(str, e.absolute_path))),

@@ -42,6 +42,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from donegate.config import DATA_LAYOUT, SIGNING_KEY_ENV, TRUSTED_KEYS_ENV, data_path
 from donegate.errors import UserError
+from donegate.harness._pem import private_pem
 
 if TYPE_CHECKING:
     from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
@@ -140,12 +141,7 @@ class SigningKey:
 
 
 def _public_of(private: Ed25519PrivateKey) -> PublicKey:
-    from cryptography.hazmat.primitives import serialization
-
-    raw = private.public_key().public_bytes(
-        serialization.Encoding.Raw, serialization.PublicFormat.Raw
-    )
-    return PublicKey(raw=raw)
+    return PublicKey(raw=private.public_key().public_bytes_raw())
 
 
 # --- the key in the environment: read once, then gone from os.environ --------------------------
@@ -220,15 +216,7 @@ def signing_key(*, create: bool) -> SigningKey:
             raise UserError(f"signing key {path}: an old HMAC key; run `donegate key init`")
         _retire_legacy(path, text)
         text = _file_text(path, create=True)
-    from cryptography.hazmat.primitives import serialization
-    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
-
-    try:
-        loaded = serialization.load_pem_private_key(text, password=None)
-    except (ValueError, TypeError):
-        raise UserError(f"signing key {path}: not an Ed25519 private key (PEM)") from None
-    if not isinstance(loaded, Ed25519PrivateKey):
-        raise UserError(f"signing key {path}: not an Ed25519 key")
+    loaded = private_pem(text, path)
     return SigningKey(private=loaded, public=_public_of(loaded), source=str(path))
 
 

@@ -6,9 +6,14 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
+import pytest
 import yaml
 from hookkit import Hook, payload, reports, write_task
+
+from donegate.harness.agents import state
+from donegate.harness.agents.state import StateStore, TamperedState
 
 STATE = ("hooks", "ship", "s1.json")
 
@@ -60,3 +65,47 @@ def test_a_forged_index_blocks(hook: Hook, homes: dict[str, Path]) -> None:
     out = hook("claude", payload("claude", work))
     assert out.action == "block" and out.error is not None
     assert "does not verify" in out.error
+
+
+def _counting(monkeypatch: pytest.MonkeyPatch) -> list[object]:
+    """Every signature the index checks from now on (one entry each)."""
+    checked: list[object] = []
+    real = state.signature_problem
+
+    def counted(entry: Any, **kw: Any) -> str | None:
+        checked.append(entry)
+        return real(entry, **kw)
+
+    monkeypatch.setattr(state, "signature_problem", counted)
+    return checked
+
+
+def test_a_new_sessions_stop_checks_each_index_line_once(
+    hook: Hook, homes: dict[str, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    work = homes["work"]
+    for session in ("s1", "s2", "s3"):
+        hook("claude", payload("claude", work, session=session))
+    index = homes["data"] / "hooks" / "sessions.index"
+    before = len(index.read_text().splitlines())
+    checked = _counting(monkeypatch)
+    out = hook("claude", payload("claude", work, session="s4"))  # read at load, and at save
+    assert out.action == "block" and before == 3
+    assert len(checked) == before
+    assert len(index.read_text().splitlines()) == before + 1
+
+
+def test_an_index_changed_between_two_reads_is_checked_again(
+    hook: Hook, homes: dict[str, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    hook("claude", payload("claude", homes["work"]))
+    store = StateStore(homes["data"] / "hooks")
+    record = store.path_for("ship", "s1")
+    checked = _counting(monkeypatch)
+    assert store.known(record) and store.known(record) and len(checked) == 1
+    entry = json.loads(store.index_path.read_text().splitlines()[0])
+    entry["record"] = "ship/other.json"  # a forged line, appended between the two reads
+    with store.index_path.open("a") as handle:
+        handle.write(json.dumps(entry) + "\n")
+    with pytest.raises(TamperedState, match="line 2 does not verify"):
+        store.known(record)

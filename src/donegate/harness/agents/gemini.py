@@ -34,7 +34,6 @@ from donegate.records.checklist import TodoItem
 from donegate.records.judgement import TranscriptRef
 from donegate.records.status import ItemStatus
 from donegate.results import Spend, SpendLine
-from donegate.spend import PriceBook
 
 __all__ = ["GEMINI", "GeminiCLI", "gemini_dir"]
 
@@ -194,6 +193,8 @@ class GeminiCLI(AgentCLI):
         models = stats.get("models") if isinstance(stats, dict) else None
         if not isinstance(models, dict):
             return None
+        from donegate.spend import PriceBook  # here: a stop never prices tokens
+
         book, lines = PriceBook(), []
         for name, entry in models.items():
             tokens = entry.get("tokens") if isinstance(entry, dict) else None

@@ -22,8 +22,6 @@ from typing import TYPE_CHECKING, Any
 from donegate.config import data_path
 from donegate.harness.agents import protected
 from donegate.harness.agents.state import HookState
-from donegate.harness.certificate import build_certificate, write_certificate
-from donegate.harness.evidence import Evidence
 from donegate.harness.spec import TaskSpec
 from donegate.records.check import CheckResult
 from donegate.records.checklist import TodoItem
@@ -32,8 +30,8 @@ from donegate.records.judgement import TranscriptRef
 if TYPE_CHECKING:
     from donegate.records.report import EscalationReport
 
-# The escalation report's module and models are imported when a session escalates: a stop that
-# passes or blocks (every stop but the last of a session) does not build them.
+# The escalation report's module and models are imported when a session escalates, and the
+# certificate's when a stop passes: a stop that blocks (most stops of a session) builds neither.
 
 __all__ = ["certify", "hook_report"]
 
@@ -116,6 +114,9 @@ def certify(
     `agent` names the CLI (``name``, and what else is known: ``version``, ``exit_code``,
     ``session_id``); the certificate goes under ``data_dir()/certificates``.
     """
+    from donegate.harness.certificate import build_certificate, write_certificate
+    from donegate.harness.evidence import Evidence
+
     name = " ".join(str(agent[k]) for k in ("name", "version") if agent.get(k))
     cert = build_certificate(
         spec=spec,

@@ -29,7 +29,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 
 from donegate.errors import UserError
 from donegate.harness.agents.base import safe_id
-from donegate.harness.signing import canonical, sign, signature_problem, signing_key
+from donegate.harness.signing import PublicKey, canonical, sign, signature_problem, signing_key
 from donegate.records.status import ItemStatus
 
 __all__ = [
@@ -191,6 +191,10 @@ class StateStore:
 
     def __init__(self, root: Path) -> None:
         self.root = root
+        self._checked: tuple[bytes, bytes, frozenset[str]] | None = None
+        """The index last verified here (its bytes, the key's raw bytes) and the records it
+        holds: a stop of a new session reads the index twice (`load`, then `save`), and the
+        same bytes under the same key verify the same way, so they are verified once."""
 
     def path_for(self, task: str, session: str, subagent: str | None = None) -> Path:
         """The record of one task and session (and subagent)."""
@@ -244,15 +248,22 @@ class StateStore:
         if len(lines) > _MAX_INDEX_BYTES:
             raise self._tampered(self.index_path, f"is over {_MAX_INDEX_BYTES} bytes")
         try:
-            mine = [signing_key(create=False).public]
+            mine = signing_key(create=False).public
         except (UserError, OSError):  # no key, so nothing was ever signed into this index
             return False
-        wanted = self._index_key(path)
-        found = False
+        return self._index_key(path) in self._indexed(lines, mine)
+
+    def _indexed(self, lines: bytes, mine: PublicKey) -> frozenset[str]:
+        """The records the index `lines` holds, every line verified with `mine`."""
+        if self._checked is not None and self._checked[:2] == (lines, mine.raw):
+            return self._checked[2]
+        records: set[str] = set()
         for number, line in enumerate(lines.splitlines(), 1):
             try:
                 entry = json.loads(line)
-                problem = signature_problem(entry, trusted=mine) if isinstance(entry, dict) else ""
+                problem = (
+                    signature_problem(entry, trusted=[mine]) if isinstance(entry, dict) else ""
+                )
             except (ValueError, RecursionError):
                 problem = "not JSON"
             if problem is not None:
@@ -261,8 +272,10 @@ class StateStore:
                     path=self.index_path,
                     quarantined=None,
                 )
-            found = found or entry.get("record") == wanted
-        return found
+            if isinstance(record := entry.get("record"), str):
+                records.add(record)
+        self._checked = (lines, mine.raw, frozenset(records))
+        return self._checked[2]
 
     def _remember(self, path: Path) -> None:
         """Add `path` to the index (once); appends only, never rewrites."""
