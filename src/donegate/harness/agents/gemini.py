@@ -24,7 +24,7 @@ import json
 import os
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from donegate.errors import UserError
 from donegate.harness.agents.base import AgentCLI, EventKind, ExecSetup, StopEvent
@@ -34,6 +34,9 @@ from donegate.records.checklist import TodoItem
 from donegate.records.judgement import TranscriptRef
 from donegate.records.status import ItemStatus
 from donegate.results import Spend, SpendLine
+
+if TYPE_CHECKING:
+    from donegate.spend import PriceBook
 
 __all__ = ["GEMINI", "GeminiCLI", "gemini_dir"]
 
