@@ -376,6 +376,14 @@ def test_the_installed_entry_point_refuses_in_one_line(world: Path, args: list[s
     assert _snapshot(world) == before
 
 
+# Ctrl-C as a terminal sends it: a test run started in the background of a shell without job
+# control has SIGINT ignored, and a child would inherit that; SIGINT is restored before exec
+_SIGINT_DEFAULT = (
+    "import os, signal, sys; signal.signal(signal.SIGINT, signal.SIG_DFL); "
+    "os.execv(sys.executable, [sys.executable, *sys.argv[1:]])"
+)
+
+
 @pytest.mark.slow
 def test_ctrl_c_exits_130(tmp_path: Path) -> None:
     (tmp_path / "s.yaml").write_text(yaml.safe_dump({"prompt": "wait", "turns": [{"text": "ok"}]}))
@@ -390,7 +398,8 @@ def test_ctrl_c_exits_130(tmp_path: Path) -> None:
         )
     )
     proc = subprocess.Popen(
-        [sys.executable, "-m", "donegate", "run", "t.yaml", "--model", "script:s.yaml"],
+        [sys.executable, "-c", _SIGINT_DEFAULT,
+         "-m", "donegate", "run", "t.yaml", "--model", "script:s.yaml"],
         cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
         env={**os.environ, "DONEGATE_HOME": str(tmp_path / "home")},
     )  # fmt: skip

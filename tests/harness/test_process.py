@@ -145,6 +145,24 @@ def test_a_three_level_tree_is_found_by_the_walk_and_killed_at_the_timeout(
     assert all(dead(pid) for pid in level_pids(tmp_path))
 
 
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="sessions and /proc")
+def test_ctrl_c_while_a_program_runs_kills_its_tree(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    pump = _process._Supervisor._pump
+
+    def interrupted(self: _process._Supervisor, wait: float) -> None:
+        pump(self, wait)
+        if all((tmp_path / f"level{n}.pid").exists() for n in (1, 2, 3)):
+            self._look()  # the tree as the loop sees it, then the user's Ctrl-C
+            raise KeyboardInterrupt
+
+    monkeypatch.setattr(_process._Supervisor, "_pump", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        _process.run([PY, "-c", TREE], cwd=tmp_path, timeout=30)
+    assert all(dead(pid) for pid in level_pids(tmp_path))
+
+
 ESCAPE = "setsid sleep 30 >/dev/null 2>&1 & echo $! > daemon.pid"
 
 

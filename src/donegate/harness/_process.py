@@ -209,6 +209,7 @@ class _Supervisor:
             self._watch(self.in_fd, selectors.EVENT_WRITE, None)
         exited_at: float | None = None
         next_look, interval = started, 0.01
+        reaped = False
         try:
             while True:
                 now = time.monotonic()
@@ -224,8 +225,11 @@ class _Supervisor:
                     break
                 self._pump(min(_TICK_S, deadline - now, max(0.0, next_look - now)))
             timed_out = self.proc.poll() is None
-            killed = self._reap()
+            killed, reaped = self._reap(), True
         finally:
+            if not reaped:  # Ctrl-C (or any error) while it runs: its tree dies with the wait
+                with contextlib.suppress(Exception):
+                    self._reap()
             self._close()
         return Finished(
             returncode=None if timed_out else self.proc.returncode,
