@@ -13,6 +13,8 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any, Generic, Literal, TypeAlias, TypeVar, overload
 
+from donegate._frozen import fast_init
+
 __all__ = [
     "NO_USAGE",
     "Ending",
@@ -86,6 +88,7 @@ class Ending(StrEnum):
 Role: TypeAlias = Literal["system", "user", "assistant", "tool"]
 
 
+@fast_init
 @dataclass(frozen=True, kw_only=True, slots=True)
 class TextPart:
     """Visible text."""
@@ -97,6 +100,7 @@ class TextPart:
     kind: Literal["text"] = "text"
 
 
+@fast_init
 @dataclass(frozen=True, kw_only=True, slots=True)
 class ThinkingPart:
     """Reasoning or thinking; never an answer."""
@@ -114,6 +118,7 @@ class ThinkingPart:
     kind: Literal["thinking"] = "thinking"
 
 
+@fast_init
 @dataclass(frozen=True, kw_only=True, slots=True)
 class RefusalPart:
     """A structured refusal (OpenAI ``message.refusal`` / ``refusal`` content part)."""
@@ -159,6 +164,7 @@ def parse_arguments(raw: str) -> tuple[dict[str, Any] | None, str | None]:
     return value, None
 
 
+@fast_init
 @dataclass(frozen=True, kw_only=True, slots=True)
 class ToolCall:
     """A client tool call: the harness must run it and answer with a `ToolResult`."""
@@ -230,6 +236,7 @@ class ServerToolPart:
     kind: Literal["server_tool"] = "server_tool"
 
 
+@fast_init
 @dataclass(frozen=True, kw_only=True, slots=True)
 class ToolResult:
     """The harness's answer to one `ToolCall`."""
@@ -333,6 +340,7 @@ class Message:
     thinking = _derived(_thinking)
 
 
+@fast_init
 @dataclass(frozen=True, kw_only=True, slots=True)
 class Usage:
     """Token usage of one or more model calls."""
@@ -369,6 +377,7 @@ NO_USAGE = Usage()
 """No tokens: where a run's usage starts (shared: a `Usage` is frozen)."""
 
 
+@fast_init
 @dataclass(frozen=True, kw_only=True, slots=True)
 class ErrorInfo:
     """What an error body or error event said."""
@@ -383,6 +392,7 @@ class ErrorInfo:
     """Seconds to wait before retrying, when the provider said."""
 
 
+@fast_init
 @dataclass(frozen=True, kw_only=True, slots=True)
 class Turn:
     """One model response, classified."""
