@@ -54,10 +54,19 @@ def finish_signal(reason: Any, *, ended: bool = True) -> tuple[Ending, str | Non
 def parse_usage(raw: Any) -> Usage:
     if raw is None or not isinstance(raw, MAPPING):
         return Usage()
+    # the details are often absent: `is not None` first spares None the ABC check (`MAPPING`)
     details = raw.get("prompt_tokens_details")
-    cached = details.get("cached_tokens") if isinstance(details, MAPPING) else None
+    cached = (
+        details.get("cached_tokens")
+        if details is not None and isinstance(details, MAPPING)
+        else None
+    )
     out_details = raw.get("completion_tokens_details")
-    reasoned = out_details.get("reasoning_tokens") if isinstance(out_details, MAPPING) else None
+    reasoned = (
+        out_details.get("reasoning_tokens")
+        if out_details is not None and isinstance(out_details, MAPPING)
+        else None
+    )
     return Usage(
         input_tokens=common.int_or_zero(raw.get("prompt_tokens")),
         output_tokens=common.int_or_zero(raw.get("completion_tokens")),
@@ -95,6 +104,11 @@ def tool_call(raw: Any, index: int, path: str) -> ToolCall:
     if fn is None or not isinstance(fn, MAPPING):
         where = f"{path}[{index}].function"
         raise WireFormatError(API, "a tool call needs a function object", path=where)
+    name, args = fn.get("name"), fn.get("arguments")
+    if type(name) is str and type(args) is str:  # the usual call: its error path is never built
+        return ToolCall.from_raw(
+            id=call_id, name=name, arguments_raw=args, provider_details=details or None
+        )
     return function_call(fn, call_id, details or None, f"{path}[{index}].function")
 
 
