@@ -173,11 +173,14 @@ class Tool:
         if self.validator is None:
             args = dict(call.arguments or {})
         else:
-            from pydantic import ValidationError  # loaded already: the validator is a model
-
             try:
                 model = self.validator.model_validate(call.arguments or {})
-            except ValidationError as exc:
+            except Exception as exc:
+                # imported here, not on every call (a function-level import runs each time)
+                from pydantic import ValidationError  # loaded already: the validator is a model
+
+                if not isinstance(exc, ValidationError):
+                    raise
                 problems = "; ".join(
                     f"{'.'.join(str(p) for p in e['loc']) or '(arguments)'}: {e['msg']}"
                     for e in exc.errors()
@@ -259,9 +262,7 @@ _c_encoder = getattr(json.encoder, "c_make_encoder", None)  # not in the stubs; 
 # without its cycle check (a shared check would be a race between tools on threads): a cycle
 # ends in RecursionError, and then `_OUTPUT` reports it as it always did.
 _output: Any = (
-    _c_encoder(
-        None, str, json.encoder.encode_basestring, None, ": ", ", ", False, False, True
-    )
+    _c_encoder(None, str, json.encoder.encode_basestring, None, ": ", ", ", False, False, True)
     if _c_encoder is not None
     else None
 )

@@ -67,11 +67,13 @@ def parse_usage(raw: Any) -> Usage:
         if out_details is not None and isinstance(out_details, MAPPING)
         else None
     )
+    # `common.int_or_zero`, inline: this runs on every turn
+    prompt, completion = raw.get("prompt_tokens"), raw.get("completion_tokens")
     return Usage(
-        input_tokens=common.int_or_zero(raw.get("prompt_tokens")),
-        output_tokens=common.int_or_zero(raw.get("completion_tokens")),
-        cache_read_tokens=common.int_or_zero(cached),
-        reasoning_tokens=common.int_or_zero(reasoned),
+        input_tokens=prompt if type(prompt) is int else 0,
+        output_tokens=completion if type(completion) is int else 0,
+        cache_read_tokens=cached if type(cached) is int else 0,
+        reasoning_tokens=reasoned if type(reasoned) is int else 0,
     )
 
 
@@ -141,11 +143,11 @@ def function_call(
 
 
 def reasoning(message: Mapping[str, Any]) -> str:
-    for key in ("reasoning_content", "reasoning"):
-        value = message.get(key)
-        if isinstance(value, str) and value:
-            return value
-    return ""
+    value = message.get("reasoning_content")
+    if isinstance(value, str) and value:
+        return value
+    value = message.get("reasoning")
+    return value if isinstance(value, str) and value else ""
 
 
 def parse_body(body: Any) -> Turn:
@@ -167,7 +169,9 @@ def parse_body(body: Any) -> Turn:
     thinking = reasoning(message)
     if thinking:
         parts.append(ThinkingPart(text=thinking))
-    text = text_of(message.get("content"), "choices[0].message.content")
+    text = message.get("content")
+    if type(text) is not str:  # a string is the usual content: `text_of` reads the rest
+        text = text_of(text, "choices[0].message.content")
     if text:
         parts.append(TextPart(text=text))
     refusal = message.get("refusal")
