@@ -317,21 +317,23 @@ class Message:
         """A message carrying tool results, in the order given."""
         return cls(role="tool", parts=tuple(results))
 
+    # list comprehensions, not generators: each view is read for every new message of a run
+
     def _text(self) -> str:
         """The visible text of the message."""
-        return "".join(p.text for p in self.parts if isinstance(p, TextPart))
+        return "".join([p.text for p in self.parts if isinstance(p, TextPart)])
 
     def _tool_calls(self) -> tuple[ToolCall, ...]:
         """The client tool calls in the message."""
-        return tuple(p for p in self.parts if isinstance(p, ToolCall))
+        return tuple([p for p in self.parts if isinstance(p, ToolCall)])
 
     def _results(self) -> tuple[ToolResult, ...]:
         """The tool results in the message."""
-        return tuple(p for p in self.parts if isinstance(p, ToolResult))
+        return tuple([p for p in self.parts if isinstance(p, ToolResult)])
 
     def _thinking(self) -> tuple[ThinkingPart, ...]:
         """The thinking parts in the message, progress updates included."""
-        return tuple(p for p in self.parts if isinstance(p, ThinkingPart))
+        return tuple([p for p in self.parts if isinstance(p, ThinkingPart)])
 
     # not annotated: annotated, a dataclass would take them for fields
     text = _derived(_text)
