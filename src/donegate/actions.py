@@ -13,6 +13,7 @@ from collections.abc import Generator, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeAlias
 
+from donegate._frozen import fast_init
 from donegate.messages import Message, ToolCall, Turn
 from donegate.records.status import Status
 
@@ -23,6 +24,7 @@ if TYPE_CHECKING:  # annotations only: the hooks' decision imports `Verdict` wit
 __all__ = ["Action", "CallModel", "Gate", "Judge", "RunTools", "Verdict"]
 
 
+@fast_init
 @dataclass(frozen=True, kw_only=True, slots=True)
 class Verdict:
     """A completion gate's answer to a claim of completion."""
@@ -46,6 +48,7 @@ class Gate(Protocol):
 # -- actions the algorithm yields --------------------------------------------------------------
 
 
+@fast_init
 @dataclass(frozen=True, kw_only=True, slots=True)
 class CallModel:
     """Call `model` with `request`; send back the classified `Turn`."""
@@ -58,6 +61,7 @@ class CallModel:
     """1-based model-call number."""
 
 
+@fast_init
 @dataclass(frozen=True, kw_only=True, slots=True)
 class RunTools:
     """Run these calls (concurrently when several); send back `ToolCallRecord`s in call order."""
@@ -93,6 +97,7 @@ class Continue:
     """Go round again: the handler appended what the next call needs (or changed the request)."""
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class Stop:
     """End the run with this status."""

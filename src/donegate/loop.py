@@ -125,6 +125,8 @@ class Retries:
 
     def keep_only(self, ending: Ending) -> None:
         """Reset the counters of the failures this turn did not repeat."""
+        if not (self.truncated or self.malformed or self.paused):
+            return  # the usual turn: nothing failed before it
         if ending is not Ending.TRUNCATED:
             self.truncated = 0
         if ending is not Ending.MALFORMED_TOOL_CALL:
@@ -278,7 +280,7 @@ def _call_model(state: RunState) -> Generator[Action, Any, Turn]:
         tools=state.tool_specs,
         settings=state.admitted or state.settings,
     )
-    started = time.perf_counter()
+    started = time.perf_counter() if state.listening else 0.0
     turn: Turn = yield CallModel(model=model, request=request, step=state.calls)
     state.turns.append(turn)
     state.usage = state.usage + turn.usage
@@ -472,16 +474,12 @@ def _run_batch(
 ) -> Generator[Action, Any, list[ToolResult]]:
     """Ask the driver to run `batch`; side-effecting calls get ``<run_id>:<step>:<i>`` keys."""
     tools, step = state.config.tools, state.calls
-    planned = tuple(
-        (
-            call,
-            tool,
-            f"{state.config.run_id}:{step}:{i}" if tool is not None and tool.side_effect else None,
-        )
-        for i, call in enumerate(batch)
-        for tool in (tools.get(call.name),)
-    )
-    done: list[ToolCallRecord] = yield RunTools(step=step, calls=planned)
+    planned = []
+    for i, call in enumerate(batch):
+        tool = tools.get(call.name)
+        key = f"{state.config.run_id}:{step}:{i}" if tool is not None and tool.side_effect else None
+        planned.append((call, tool, key))
+    done: list[ToolCallRecord] = yield RunTools(step=step, calls=tuple(planned))
     for record in done:
         state.record(record)
     return [r.result for r in done]

@@ -13,6 +13,8 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any, Generic, Literal, TypeAlias, TypeVar, overload
 
+from donegate._frozen import fast_init
+
 __all__ = [
     "NO_USAGE",
     "Ending",
@@ -86,6 +88,7 @@ class Ending(StrEnum):
 Role: TypeAlias = Literal["system", "user", "assistant", "tool"]
 
 
+@fast_init
 @dataclass(frozen=True, kw_only=True, slots=True)
 class TextPart:
     """Visible text."""
@@ -97,6 +100,7 @@ class TextPart:
     kind: Literal["text"] = "text"
 
 
+@fast_init
 @dataclass(frozen=True, kw_only=True, slots=True)
 class ThinkingPart:
     """Reasoning or thinking; never an answer."""
@@ -114,6 +118,7 @@ class ThinkingPart:
     kind: Literal["thinking"] = "thinking"
 
 
+@fast_init
 @dataclass(frozen=True, kw_only=True, slots=True)
 class RefusalPart:
     """A structured refusal (OpenAI ``message.refusal`` / ``refusal`` content part)."""
@@ -159,6 +164,7 @@ def parse_arguments(raw: str) -> tuple[dict[str, Any] | None, str | None]:
     return value, None
 
 
+@fast_init
 @dataclass(frozen=True, kw_only=True, slots=True)
 class ToolCall:
     """A client tool call: the harness must run it and answer with a `ToolResult`."""
@@ -230,6 +236,7 @@ class ServerToolPart:
     kind: Literal["server_tool"] = "server_tool"
 
 
+@fast_init
 @dataclass(frozen=True, kw_only=True, slots=True)
 class ToolResult:
     """The harness's answer to one `ToolCall`."""
@@ -310,21 +317,23 @@ class Message:
         """A message carrying tool results, in the order given."""
         return cls(role="tool", parts=tuple(results))
 
+    # list comprehensions, not generators: each view is read for every new message of a run
+
     def _text(self) -> str:
         """The visible text of the message."""
-        return "".join(p.text for p in self.parts if isinstance(p, TextPart))
+        return "".join([p.text for p in self.parts if isinstance(p, TextPart)])
 
     def _tool_calls(self) -> tuple[ToolCall, ...]:
         """The client tool calls in the message."""
-        return tuple(p for p in self.parts if isinstance(p, ToolCall))
+        return tuple([p for p in self.parts if isinstance(p, ToolCall)])
 
     def _results(self) -> tuple[ToolResult, ...]:
         """The tool results in the message."""
-        return tuple(p for p in self.parts if isinstance(p, ToolResult))
+        return tuple([p for p in self.parts if isinstance(p, ToolResult)])
 
     def _thinking(self) -> tuple[ThinkingPart, ...]:
         """The thinking parts in the message, progress updates included."""
-        return tuple(p for p in self.parts if isinstance(p, ThinkingPart))
+        return tuple([p for p in self.parts if isinstance(p, ThinkingPart)])
 
     # not annotated: annotated, a dataclass would take them for fields
     text = _derived(_text)
@@ -333,6 +342,7 @@ class Message:
     thinking = _derived(_thinking)
 
 
+@fast_init
 @dataclass(frozen=True, kw_only=True, slots=True)
 class Usage:
     """Token usage of one or more model calls."""
@@ -369,6 +379,7 @@ NO_USAGE = Usage()
 """No tokens: where a run's usage starts (shared: a `Usage` is frozen)."""
 
 
+@fast_init
 @dataclass(frozen=True, kw_only=True, slots=True)
 class ErrorInfo:
     """What an error body or error event said."""
@@ -383,6 +394,7 @@ class ErrorInfo:
     """Seconds to wait before retrying, when the provider said."""
 
 
+@fast_init
 @dataclass(frozen=True, kw_only=True, slots=True)
 class Turn:
     """One model response, classified."""

@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from donegate._frozen import fast_init
 from donegate.messages import NO_USAGE, Ending, Message, ToolCall, ToolResult, Turn, Usage
 from donegate.records.status import Status
 
@@ -24,6 +25,7 @@ __all__ = [
 ]
 
 
+@fast_init
 @dataclass(frozen=True, kw_only=True, slots=True)
 class ToolCallRecord:
     """One tool call and how it was answered, measured where it ran."""
@@ -169,6 +171,7 @@ NO_SPEND = Spend()
 """Nothing spent (shared: a `Spend` is frozen)."""
 
 
+@fast_init
 @dataclass(frozen=True, kw_only=True, slots=True)
 class RunResult:
     """What a run produced and why it stopped."""

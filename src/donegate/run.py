@@ -115,7 +115,10 @@ _NO_EVENTS = NullSink()
 
 
 def _transcript(prompt: str | Sequence[Message], system: str | None) -> list[Message]:
-    messages = [Message.user(prompt)] if isinstance(prompt, str) else list(prompt)
+    if isinstance(prompt, str):  # a prompt: one user message, nothing to look for
+        user = Message.user(prompt)
+        return [user] if system is None else [Message.system(system), user]
+    messages = list(prompt)
     if system is not None and not any(m.role == "system" for m in messages):
         messages.insert(0, Message.system(system))
     if not any(m.role == "user" for m in messages):

@@ -173,11 +173,14 @@ class Tool:
         if self.validator is None:
             args = dict(call.arguments or {})
         else:
-            from pydantic import ValidationError  # loaded already: the validator is a model
-
             try:
                 model = self.validator.model_validate(call.arguments or {})
-            except ValidationError as exc:
+            except Exception as exc:
+                # imported here, not on every call (a function-level import runs each time)
+                from pydantic import ValidationError  # loaded already: the validator is a model
+
+                if not isinstance(exc, ValidationError):
+                    raise
                 problems = "; ".join(
                     f"{'.'.join(str(p) for p in e['loc']) or '(arguments)'}: {e['msg']}"
                     for e in exc.errors()
@@ -198,7 +201,7 @@ class Tool:
             return args
         try:
             value = self.function(**args)
-            if inspect.isawaitable(value):
+            if type(value) not in _PLAIN and inspect.isawaitable(value):
                 import asyncio
 
                 value = asyncio.run(_await(value))
@@ -213,7 +216,7 @@ class Tool:
             return args
         try:
             value = self.function(**args)
-            if inspect.isawaitable(value):
+            if type(value) not in _PLAIN and inspect.isawaitable(value):
                 value = await value
         except Exception as exc:
             return error_result(call, f"{self.name} raised {type(exc).__name__}: {exc}")
@@ -240,11 +243,29 @@ def render_output(value: Any) -> str:
         and isinstance(value, loaded.BaseModel)
     ):
         return str(value.model_dump_json())
+    if _output is not None:
+        try:
+            return "".join(_output(value, 0))
+        except RecursionError:
+            pass  # a cycle (or a tree too deep): the encoder below says which
     return _OUTPUT.encode(value)
 
 
+_PLAIN = frozenset({dict, list, str, int, float, bool, type(None)})
+"""What tools usually return: never awaitable, so `inspect.isawaitable` (an ABC check for a
+`dict`) is not asked about them."""
+
 _OUTPUT = json.JSONEncoder(default=str, ensure_ascii=False)
 """`render_output`'s encoder, made once (`json.dumps` with options builds one per call)."""
+_c_encoder = getattr(json.encoder, "c_make_encoder", None)  # not in the stubs; None without _json
+# `JSONEncoder.encode` builds a C encoder anew on every call; this is `_OUTPUT`'s, built once,
+# without its cycle check (a shared check would be a race between tools on threads): a cycle
+# ends in RecursionError, and then `_OUTPUT` reports it as it always did.
+_output: Any = (
+    _c_encoder(None, str, json.encoder.encode_basestring, None, ": ", ", ", False, False, True)
+    if _c_encoder is not None
+    else None
+)
 
 
 @overload

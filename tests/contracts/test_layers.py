@@ -36,6 +36,7 @@ LAYERS: dict[str, int] = {
     "_api": 5,
     "_files": 0,
     "_extras": 0,
+    "_frozen": 0,
     "server": 6,
     "__init__": 6,
     "__main__": 8,

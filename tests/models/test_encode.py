@@ -106,6 +106,19 @@ def test_the_bytes_sent_are_the_bytes_the_sdk_makes_from_the_rendered_dict(
         assert seen[-1].headers["content-type"] == "application/json"
 
 
+@pytest.mark.parametrize("name", ["gpt-x", 'a "quoted" \\ name, é \u2028'])
+def test_a_request_with_no_settings_set_is_the_sdks_bytes_too(name: str) -> None:
+    # no setting set: the body is written at once, not field by field (the usual request)
+    sdk, seen = capturing_client()
+    for request_ in (
+        ModelRequest(model="x", messages=history(1)),
+        ModelRequest(model="x", messages=history(2), tools=(TOOL,)),
+    ):
+        body = WIRE.render_request(replace(request_, model=name))
+        sdk.post("/chat/completions", body=body, cast_to=httpx2.Response)
+        assert WIRE.encode_request(request_, model=name) == seen[-1].content
+
+
 def test_a_growing_and_an_edited_transcript_encode_as_a_whole_one_would() -> None:
     full = history(6)
     for n in range(1, len(full) + 1):

@@ -63,25 +63,20 @@ def dumps(value: Any) -> bytes:
 
 def encode_body(body: Mapping[str, Any]) -> bytes:
     """The JSON text of `body`, its top-level `Encoded` values written as they are."""
-    pieces = [b"{"]
+    pieces = []
     for key, value in body.items():
         name = _KEYS.get(key)
         if name is None:
             name = _string(key).encode() + b":"
             if len(_KEYS) < 256:
                 _KEYS[key] = name
-        pieces.append(name)
-        if isinstance(value, Encoded):
-            pieces.append(value.text)
+        if type(value) is Encoded:
+            pieces.append(name + value.text)
         elif isinstance(value, str):
-            pieces.append(_string(value).encode())
+            pieces.append(name + _string(value).encode())
         else:
-            pieces.append(dumps(value))
-        pieces.append(b",")
-    if len(pieces) == 1:
-        return b"{}"
-    pieces[-1] = b"}"  # the last comma closes the object
-    return b"".join(pieces)
+            pieces.append(name + dumps(value))
+    return b"{" + b",".join(pieces) + b"}"
 
 
 _KEYS: dict[str, bytes] = {}

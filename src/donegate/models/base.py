@@ -12,6 +12,7 @@ from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
+from donegate._frozen import fast_init
 from donegate.messages import Message, Turn
 
 __all__ = [
@@ -61,6 +62,7 @@ class ModelSettings:
     """Provider-specific fields merged into the request body as-is."""
 
 
+@fast_init
 @dataclass(frozen=True, kw_only=True, slots=True)
 class ModelRequest:
     """One model call, provider-neutral."""

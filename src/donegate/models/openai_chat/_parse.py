@@ -54,15 +54,26 @@ def finish_signal(reason: Any, *, ended: bool = True) -> tuple[Ending, str | Non
 def parse_usage(raw: Any) -> Usage:
     if raw is None or not isinstance(raw, MAPPING):
         return Usage()
+    # the details are often absent: `is not None` first spares None the ABC check (`MAPPING`)
     details = raw.get("prompt_tokens_details")
-    cached = details.get("cached_tokens") if isinstance(details, MAPPING) else None
+    cached = (
+        details.get("cached_tokens")
+        if details is not None and isinstance(details, MAPPING)
+        else None
+    )
     out_details = raw.get("completion_tokens_details")
-    reasoned = out_details.get("reasoning_tokens") if isinstance(out_details, MAPPING) else None
+    reasoned = (
+        out_details.get("reasoning_tokens")
+        if out_details is not None and isinstance(out_details, MAPPING)
+        else None
+    )
+    # `common.int_or_zero`, inline: this runs on every turn
+    prompt, completion = raw.get("prompt_tokens"), raw.get("completion_tokens")
     return Usage(
-        input_tokens=common.int_or_zero(raw.get("prompt_tokens")),
-        output_tokens=common.int_or_zero(raw.get("completion_tokens")),
-        cache_read_tokens=common.int_or_zero(cached),
-        reasoning_tokens=common.int_or_zero(reasoned),
+        input_tokens=prompt if type(prompt) is int else 0,
+        output_tokens=completion if type(completion) is int else 0,
+        cache_read_tokens=cached if type(cached) is int else 0,
+        reasoning_tokens=reasoned if type(reasoned) is int else 0,
     )
 
 
@@ -95,6 +106,11 @@ def tool_call(raw: Any, index: int, path: str) -> ToolCall:
     if fn is None or not isinstance(fn, MAPPING):
         where = f"{path}[{index}].function"
         raise WireFormatError(API, "a tool call needs a function object", path=where)
+    name, args = fn.get("name"), fn.get("arguments")
+    if type(name) is str and type(args) is str:  # the usual call: its error path is never built
+        return ToolCall.from_raw(
+            id=call_id, name=name, arguments_raw=args, provider_details=details or None
+        )
     return function_call(fn, call_id, details or None, f"{path}[{index}].function")
 
 
@@ -127,11 +143,11 @@ def function_call(
 
 
 def reasoning(message: Mapping[str, Any]) -> str:
-    for key in ("reasoning_content", "reasoning"):
-        value = message.get(key)
-        if isinstance(value, str) and value:
-            return value
-    return ""
+    value = message.get("reasoning_content")
+    if isinstance(value, str) and value:
+        return value
+    value = message.get("reasoning")
+    return value if isinstance(value, str) and value else ""
 
 
 def parse_body(body: Any) -> Turn:
@@ -153,7 +169,9 @@ def parse_body(body: Any) -> Turn:
     thinking = reasoning(message)
     if thinking:
         parts.append(ThinkingPart(text=thinking))
-    text = text_of(message.get("content"), "choices[0].message.content")
+    text = message.get("content")
+    if type(text) is not str:  # a string is the usual content: `text_of` reads the rest
+        text = text_of(text, "choices[0].message.content")
     if text:
         parts.append(TextPart(text=text))
     refusal = message.get("refusal")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
+from json.encoder import encode_basestring as _string
 from typing import Any
 
 from donegate.errors import WireFormatError
@@ -32,6 +33,21 @@ def encode_request(request: ModelRequest, *, model: str | None = None) -> bytes:
     """
     tools = _TOOLS.encode(request.tools) if request.tools else None
     messages = _HISTORY.encode(request.messages)
+    s = request.settings
+    if (  # no setting set (most runs): the body is these three fields, written at once
+        s.max_tokens is None
+        and s.temperature is None
+        and s.top_p is None
+        and not s.stop
+        and s.tool_choice is None
+        and s.parallel_tool_calls is None
+        and not s.extra_body
+        and not request.stream
+    ):
+        head = b'{"model":' + _string(model or request.model).encode() + b',"messages":'
+        if tools is None:
+            return head + messages.text + b"}"
+        return head + messages.text + b',"tools":' + tools.text + b"}"
     return encode_body(_body(request, model or request.model, messages, tools))
 
 
