@@ -3,6 +3,8 @@
 # through privilege; users run it unprivileged (user namespaces). `run_sandbox_tests_unprivileged`
 # makes a user (`donegate-ci`, no password, no sudo), installs bubblewrap when it is missing,
 # and runs the sandbox and clean-room tests as that user against this checkout's venv.
+# Two pytest workers: the tests mostly wait on jails and agent programs (about 6 minutes
+# serially on CI-sized machines, about 4 with two workers).
 # Usage (from the repository root, after the README's commands made .venv):
 #   source .ci/sandbox.sh && run_sandbox_tests_unprivileged
 run_sandbox_tests_unprivileged() {
@@ -22,7 +24,7 @@ run_sandbox_tests_unprivileged() {
   local tmp
   tmp=$(runuser -u "$user" -- mktemp -d)
   runuser -u "$user" -- env -i PATH=/usr/local/bin:/usr/bin:/bin HOME="/home/$user" \
-    "$root/.venv/bin/python" -m pytest -q -p no:cacheprovider --rootdir "$root" \
+    "$root/.venv/bin/python" -m pytest -q -p no:cacheprovider --rootdir "$root" -n 2 --dist loadgroup \
     --basetemp "$tmp/pytest" \
     "$root/tests/sandbox" "$root/tests/harness/agents/test_agent_clean_room.py"
 }
