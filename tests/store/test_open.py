@@ -58,7 +58,7 @@ def test_migrations_build_exactly_the_tables_the_code_uses(store_url: str) -> No
         context = MigrationContext.configure(
             conn, opts={"version_table": "donegate_alembic_version"}
         )
-        assert context.get_current_revision() == "0011_status_checks"
+        assert context.get_current_revision() == "0012_event_checks"
         assert compare_metadata(context, metadata) == []
     store.close()
 

@@ -62,6 +62,8 @@ ROWS: dict[str, tuple[str, str, dict[str, Any]]] = {
 }
 """A row for each status column: its status (one of the vocabulary) and the columns it needs."""
 
+_EVENT = ROWS["events"][2] | {"status": "escalated"}
+
 
 def _insert(conn: sa.Connection, table: str, row: dict[str, Any]) -> None:
     names = ", ".join(row)
@@ -141,11 +143,65 @@ def test_a_store_with_rows_moves_to_the_checks_keeping_them_and_its_foreign_keys
                 "created_at": 1.0,
             },
         )
+        _insert(conn, "events", {**_EVENT, "ending": "error", "loop_status": "outcome_unknown"})
     database.dispose()
-    store = open_store(store_url)  # runs r0011 over the rows: tasks and runs are rebuilt
+    store = open_store(store_url)  # runs r0011 and r0012 over the rows: tables are rebuilt
     try:
         assert [r.status for r in store.runs("t")] == [status.AttemptStatus.RUNNING]
+        assert [(r.ending, r.loop_status) for r in store.stop_rows_of(since=0)] == [
+            ("error", "outcome_unknown")
+        ]
         with pytest.raises(sa.exc.IntegrityError), store._db.write() as conn:  # keys hold again
             _insert(conn, "runs", {**_RUN, "task_id": "nobody", "status": "running"})
     finally:
         store.close()
+
+
+@pytest.mark.parametrize(
+    ("column", "good"), [("ending", "paused"), ("loop_status", "outcome_unknown")]
+)
+def test_an_event_s_ending_and_loop_status_are_checked_too(
+    store_url: str, column: str, good: str
+) -> None:
+    """r0012: a stop row's ending and loop status hold their vocabulary's values or NULL."""
+    store = open_store(store_url)
+    try:
+        with store._db.write() as conn:
+            _insert(conn, "events", {**_EVENT, column: good})
+            _insert(conn, "events", {**_EVENT, column: None})  # NULL: not recorded
+        with (
+            pytest.raises(sa.exc.IntegrityError, match=f"ck_events_{column}"),
+            store._db.write() as conn,
+        ):
+            _insert(conn, "events", {**_EVENT, column: "finished"})
+        assert {(r.ending, r.loop_status) for r in store.stop_rows_of(since=0)} == {
+            ("paused", None) if column == "ending" else (None, "outcome_unknown"),
+            (None, None),
+        }
+    finally:
+        store.close()
+
+
+def test_r0012_lists_today_s_endings_and_loop_statuses() -> None:
+    path = Path(MIGRATIONS) / "versions" / "r0012_event_checks.py"
+    spec = importlib.util.spec_from_file_location("r0012_event_checks", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    assert module.ENDINGS == status.ENDING_VALUES
+    assert module.LOOP_STATUSES == status.LOOP_VALUES
+
+
+def test_stop_rows_read_back_as_the_enums() -> None:
+    """The mapper gives enum members (not bare strings), and names a value it cannot parse."""
+    from donegate.messages import Ending
+    from donegate.store._rows import stop_rows
+
+    (row,) = stop_rows([("t", None, "escalated", "paused", "gated", 0, 1, 0, 0, 1.0, 1.0, 0.0)])
+    assert row.status is status.TaskStatus.ESCALATED
+    assert row.ending is Ending.PAUSED
+    assert row.loop_status is status.Status.GATED
+    (row,) = stop_rows([("t", None, "failed", None, "outcome_unknown", 0, 1, 0, 0, 1.0, 1.0, 0.0)])
+    assert row.ending is None and row.loop_status == status.OUTCOME_UNKNOWN
+    with pytest.raises(ValueError, match="finished"):
+        stop_rows([("t", None, "failed", None, "finished", 0, 1, 0, 0, 1.0, 1.0, 0.0)])

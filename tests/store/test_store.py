@@ -65,11 +65,13 @@ def test_concurrent_claimers_never_share_a_task(store: SqlStore) -> None:
 
 
 def test_an_expired_lease_is_reclaimed_and_the_old_holder_is_fenced_out(store: SqlStore) -> None:
+    now = [time.time()]
+    store.clock = lambda: now[0]  # the store's own clock: no race with the machine's load
     store.submit("t", spec("t"), type=None)
     old = store.claim("w1", 0.05)
     assert old is not None
     assert store.claim("w2", 30) is None  # not expired yet
-    time.sleep(0.1)
+    now[0] += 0.1
     new = store.claim("w2", 30)
     assert new is not None and new.epoch == old.epoch + 1 and new.attempt == 2
     assert [r.status for r in store.runs("t")] == ["lost", "running"]
@@ -87,13 +89,18 @@ def test_an_expired_lease_is_reclaimed_and_the_old_holder_is_fenced_out(store: S
 
 
 def test_heartbeats_keep_a_lease(store: SqlStore) -> None:
+    now = [time.time()]
+    store.clock = lambda: now[0]
     store.submit("t", spec("t"), type=None)
     lease = store.claim("w1", 0.3)
     assert lease is not None
     for _ in range(4):
-        time.sleep(0.1)
+        now[0] += 0.2
         assert store.heartbeat([lease], 0.3) == set()
+    now[0] += 0.2  # 1.0 s after the claim, 0.2 s after the last heartbeat
     assert store.claim("w2", 30) is None
+    now[0] += 0.2
+    assert store.claim("w2", 30) is not None  # no heartbeat for 0.4 s: the lease ran out
 
 
 def test_the_transcript_is_journaled_step_by_step(store: SqlStore) -> None:

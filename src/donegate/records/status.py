@@ -12,13 +12,15 @@ EscalationStatus  an entry of the human queue
 OutboxStatus      a notification's delivery
 EffectStatus      a side effect in the effects ledger
 AttemptStatus     a run row (one claim of a task): running, its outcome, lost or error
+LoopStatus        what a run's stop row records of the loop: a `Status`, or OUTCOME_UNKNOWN
 ```
 Each is a `StrEnum`: its members are the very strings stored in a row or written to JSON, so
 the values read back compare equal to them; a row's mapper parses its column into the enum (an
 unknown value fails there, and the database's CHECK constraint refuses it before that). Each
 stored vocabulary has a ``*_VALUES`` tuple of its strings for the CHECK constraints.
 `TaskOutcome` is no vocabulary of its own but the `Literal` of the `TaskStatus` members a run
-ends in.
+ends in; `LoopStatus` is `Status` plus the one value a worker records when it cannot know how a
+run ended (`OUTCOME_UNKNOWN`).
 """
 
 from __future__ import annotations
@@ -31,9 +33,12 @@ from donegate.messages import Ending
 __all__ = [
     "ATTEMPT_VALUES",
     "EFFECT_VALUES",
+    "ENDING_VALUES",
     "ESCALATION_VALUES",
     "ITEM_VALUES",
+    "LOOP_VALUES",
     "OUTBOX_VALUES",
+    "OUTCOME_UNKNOWN",
     "TASK_OUTCOMES",
     "TASK_TERMINAL",
     "TASK_VALUES",
@@ -41,10 +46,12 @@ __all__ = [
     "EffectStatus",
     "EscalationStatus",
     "ItemStatus",
+    "LoopStatus",
     "OutboxStatus",
     "Status",
     "TaskOutcome",
     "TaskStatus",
+    "loop_status",
     "task_outcome",
     "task_status",
 ]
@@ -84,6 +91,27 @@ _TERMINAL: dict[Ending, Status] = {
     Ending.ERROR: Status.PROVIDER_ERROR,
 }
 """Turn endings that end the run by themselves (the loop's last branch), and their status."""
+
+ENDING_VALUES: tuple[str, ...] = tuple(Ending)
+"""Every `Ending` value (the events table's ``ending`` CHECK constraint)."""
+
+OUTCOME_UNKNOWN: Literal["outcome_unknown"] = "outcome_unknown"
+"""The loop status a worker records for a run whose side effect's outcome it cannot know (the
+run stopped inside an effect: `donegate.worker.tasks.outcome_unknown`). No loop ends this way."""
+
+LoopStatus: TypeAlias = Status | Literal["outcome_unknown"]
+"""A run's recorded loop status (``events.loop_status``): the loop's own `Status`, or
+`OUTCOME_UNKNOWN`."""
+
+LOOP_VALUES: tuple[str, ...] = (*tuple(Status), OUTCOME_UNKNOWN)
+"""Every `LoopStatus` value (the events table's ``loop_status`` CHECK constraint)."""
+
+
+def loop_status(value: str | None) -> LoopStatus | None:
+    """Parse a stored loop status (None stays None); an unknown value raises ValueError."""
+    if value is None:
+        return None
+    return OUTCOME_UNKNOWN if value == OUTCOME_UNKNOWN else Status(value)
 
 
 class TaskStatus(StrEnum):

@@ -16,6 +16,7 @@ import sqlalchemy as sa
 
 from donegate.codec import loads, message_from_json, turn_from_json
 from donegate.messages import Message, Turn
+from donegate.records.status import EscalationStatus
 from donegate.store._db import Database
 from donegate.store._rows import STOP_COLUMNS, run_record, stop_rows
 from donegate.store._schema import actions, escalations, events, tasks
@@ -150,7 +151,7 @@ class BrowseMixin:
                 task_id=r.task_id,
                 task_type=r.type,
                 kind=str(r.kind),
-                status=r.status,
+                status=EscalationStatus(r.status),
                 reason=r.reason,
                 created_at=r.created_at,
                 continuations=r.continuations,

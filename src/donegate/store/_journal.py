@@ -31,7 +31,7 @@ from donegate.messages import Message, Turn
 from donegate.records.status import TaskStatus
 from donegate.results import ToolCallRecord
 from donegate.store._db import Database, patient
-from donegate.store._hot import HotWrite
+from donegate.store._hot import HotRead, HotWrite
 from donegate.store._outbox import write_notices
 from donegate.store._rows import run_record
 from donegate.store._schema import baselines, checklists, escalations, events
@@ -63,6 +63,8 @@ _DROP_ITEMS = sa.delete(checklists).where(
 )
 _ADD_ITEMS = HotWrite(sa.insert(checklists))
 _ADD_EVENT = HotWrite(sa.insert(events))
+_KEPT_BASELINE = HotRead(sa.select(baselines.c.manifest).where(baselines.c.task_id == _B("b_task")))
+_ADD_BASELINE = HotWrite(sa.insert(baselines))
 _END_TASK = HotWrite(
     sa.update(tasks_t)
     .where(_HELD)
@@ -104,12 +106,10 @@ def fence(conn: Connection, lease: Lease, now: float) -> None:
 def keep_baseline(conn: Connection, task_id: str, manifest: str, now: float) -> str:
     """Store `manifest` (JSON) as the task's protected-file baseline unless one is stored;
     the stored one (the first wins)."""
-    kept = conn.execute(
-        sa.select(baselines.c.manifest).where(baselines.c.task_id == task_id)
-    ).scalar()
+    kept = _KEPT_BASELINE.first(conn, {"b_task": task_id})
     if kept is not None:
-        return str(kept)
-    conn.execute(sa.insert(baselines).values(task_id=task_id, manifest=manifest, taken_at=now))
+        return str(kept.manifest)
+    _ADD_BASELINE(conn, {"task_id": task_id, "manifest": manifest, "taken_at": now})
     return manifest
 
 

@@ -9,7 +9,16 @@ from typing import Any
 
 import sqlalchemy as sa
 
-from donegate.records.status import AttemptStatus
+from donegate.messages import Ending
+from donegate.records.status import (
+    OUTCOME_UNKNOWN,
+    TASK_OUTCOMES,
+    AttemptStatus,
+    LoopStatus,
+    Status,
+    TaskOutcome,
+    task_outcome,
+)
 from donegate.store._schema import events
 from donegate.store.base import RunRecord, StopRow
 
@@ -50,16 +59,34 @@ STOP_COLUMNS = sa.select(
 """The ``events`` columns a `StopRow` holds, in the order `stop_rows` unpacks them."""
 
 
+_OUTCOMES: dict[object, TaskOutcome] = {o.value: o for o in TASK_OUTCOMES}
+_ENDINGS: dict[object, Ending | None] = {None: None, **{e.value: e for e in Ending}}
+_LOOP: dict[object, LoopStatus | None] = {
+    None: None,
+    OUTCOME_UNKNOWN: OUTCOME_UNKNOWN,
+    **{s.value: s for s in Status},
+}
+
+
+def _parsed(table: dict[object, Any], value: object, parse: Any) -> Any:
+    """`value` through `table` (a dict lookup per column of a row); `parse` names a value the
+    table lacks (the CHECK constraints keep those out)."""
+    try:
+        return table[value]
+    except KeyError:
+        return parse(value)
+
+
 def stop_rows(rows: Iterable[Sequence[Any]]) -> list[StopRow]:
     """Rows of `STOP_COLUMNS` as records (a page can read tens of thousands of these: plain
-    tuples, no per-row attribute lookup)."""
+    tuples, no per-row attribute lookup; the statuses parsed by a dict lookup each)."""
     return [
         StopRow(
             task_id=task_id,
             task_type=kind,
-            status=status,
-            ending=ending,
-            loop_status=loop_status,
+            status=_parsed(_OUTCOMES, status, task_outcome),
+            ending=_parsed(_ENDINGS, ending, Ending),
+            loop_status=_parsed(_LOOP, loop_status, Status),
             open_items=open_items,
             turns=turns,
             replayed_turns=replayed,

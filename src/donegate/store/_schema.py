@@ -13,8 +13,10 @@ import sqlalchemy as sa
 from donegate.records.status import (
     ATTEMPT_VALUES,
     EFFECT_VALUES,
+    ENDING_VALUES,
     ESCALATION_VALUES,
     ITEM_VALUES,
+    LOOP_VALUES,
     OUTBOX_VALUES,
     TASK_OUTCOMES,
     TASK_VALUES,
@@ -209,6 +211,8 @@ events = sa.Table(
     sa.Column("at", sa.Float, nullable=False, index=True),
     sa.Column("spend_usd", sa.Float, nullable=False, server_default="0"),  # r0009_spend
     one_of("events", "status", TASK_OUTCOMES),
+    one_of("events", "ending", ENDING_VALUES),  # r0012_event_checks
+    one_of("events", "loop_status", LOOP_VALUES),  # r0012_event_checks
 )
 
 actions = sa.Table(

@@ -25,12 +25,13 @@ from donegate.errors import LeaseLost as LeaseLost
 from donegate.errors import StoreError as StoreError
 from donegate.errors import StoreGone as StoreGone
 from donegate.errors import StoreUnavailable as StoreUnavailable
-from donegate.messages import Message, ToolCall, ToolResult, Turn
+from donegate.messages import Ending, Message, ToolCall, ToolResult, Turn
 from donegate.records.report import EscalationReport
 from donegate.records.status import (
     AttemptStatus,
     EffectStatus,
     EscalationStatus,
+    LoopStatus,
     TaskOutcome,
     TaskStatus,
 )
@@ -169,10 +170,11 @@ class RunOutcome:
     """The task's terminal status (``awaiting_review`` waits for a person's `approve`)."""
     reason: str = ""
     """Why, for people."""
-    ending: str | None = None
+    ending: Ending | None = None
     """The last turn's ending (``complete``, ``truncated``...)."""
-    loop_status: str | None = None
-    """The loop's own status (``complete``, ``max_steps``, ``gated``...)."""
+    loop_status: LoopStatus | None = None
+    """The loop's own status (``complete``, ``max_steps``, ``gated``...), or
+    ``outcome_unknown``."""
     model_calls: int = 0
     """Model calls (turns) in the run, replayed ones included."""
     replayed_calls: int = 0
@@ -264,12 +266,12 @@ class StopRow:
     """The task."""
     task_type: str | None
     """Its type."""
-    status: str
+    status: TaskOutcome
     """Terminal task status."""
-    ending: str | None
+    ending: Ending | None
     """Last turn's ending."""
-    loop_status: str | None
-    """The loop's status."""
+    loop_status: LoopStatus | None
+    """The loop's status (or ``outcome_unknown``)."""
     open_items: int
     """Checklist items still open at the end."""
     turns: int
@@ -311,7 +313,7 @@ class QueueRow:
     """Its type."""
     kind: str
     """``escalation`` (a stuck task), or ``review`` where the store knows reviews."""
-    status: str
+    status: EscalationStatus
     """``open``, ``resolved``, ``requeued``..."""
     reason: str
     """Why the task is stuck, one line."""

@@ -13,7 +13,7 @@ from donegate.harness.protect import Manifest
 from donegate.harness.runner import TaskResult
 from donegate.harness.spec import TaskSpec, TaskSpecError, load_task, validate_task
 from donegate.records.report import OutcomeUnknown
-from donegate.records.status import TaskStatus
+from donegate.records.status import OUTCOME_UNKNOWN, TaskStatus
 from donegate.records.task import TASK_ID
 from donegate.results import Spend
 from donegate.store import Journal, Lease, RunOutcome, TaskQueue, TaskRecord
@@ -145,8 +145,8 @@ def outcome_of(result: TaskResult, duration_s: float, *, replayed_calls: int = 0
     return RunOutcome(
         status=result.status,
         reason=result.reason,
-        ending=run.ending.value if run.ending is not None else None,
-        loop_status=run.status.value,
+        ending=run.ending,
+        loop_status=run.status,
         model_calls=result.model_calls,
         replayed_calls=replayed_calls,
         continuations=result.continuations,
@@ -215,7 +215,7 @@ def outcome_unknown(
     return RunOutcome(
         status=TaskStatus.ESCALATED,
         reason=str(error),
-        loop_status="outcome_unknown",
+        loop_status=OUTCOME_UNKNOWN,
         model_calls=model_calls,
         replayed_calls=replayed_calls,
         duration_s=duration_s,
