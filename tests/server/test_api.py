@@ -312,3 +312,57 @@ def test_token_auto_writes_a_private_token_file_whose_secret_makes_serve_writabl
     finally:
         stop(server)
     assert [t.id for t in db[1].list_tasks()] == ["t1"]
+
+
+def test_a_refused_start_writes_no_token(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``--token auto`` writes its file only once the store opened and the address is bound."""
+    from donegate.cli import main
+
+    monkeypatch.setenv("DONEGATE_HOME", str(tmp_path / "home"))
+    for argv in (
+        ["serve", "--db", str(tmp_path / "nobody.db"), "--token", "auto"],  # no such store
+        ["serve", "--db", str(tmp_path / "s.db"), "--host", "192.0.2.1", "--token", "auto"],
+    ):
+        if "s.db" in argv[2]:
+            open_store(argv[2]).close()
+        with pytest.raises(SystemExit) as exit_:
+            main(argv)
+        assert exit_.value.code == 2, capsys.readouterr().err
+        assert not (tmp_path / "home" / "serve.token").exists()
+    err = capsys.readouterr().err
+    assert "token written" not in err and "cannot listen" in err
+
+
+def test_port_0_serves_on_the_port_it_prints(db: tuple[str, SqlStore]) -> None:
+    import re
+    import subprocess
+    import sys
+    import time
+
+    process = subprocess.Popen(
+        [sys.executable, "-m", "donegate", "serve", "--db", db[0], "--port", "0"],
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert process.stderr is not None
+        line = ""
+        while "serve on" not in line:
+            line = process.stderr.readline()
+            assert line, "donegate serve exited before saying where it serves"
+        port = int(re.search(r"http://127\.0\.0\.1:(\d+) ", line).group(1))  # type: ignore[union-attr]
+        assert port != 0
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                with urllib.request.urlopen(f"http://127.0.0.1:{port}/healthz", timeout=2) as r:
+                    assert r.status == 200
+                    break
+            except OSError:
+                assert time.monotonic() < deadline, "no answer on the printed port"
+                time.sleep(0.2)
+    finally:
+        process.terminate()
+        process.communicate(timeout=20)

@@ -6,11 +6,15 @@ UI login and the API bearer, and only they approve, resolve and requeue. ``--tok
 default; any other address needs a reviewer or a token: a server anyone on the network can reach
 must ask every request who it is, so without one it refuses to start (one line, exit 2). With
 neither the server is read-only, loopback included (its first line says so). ``--token auto``
-makes a token in ``$DONEGATE_HOME/serve.token`` (0600) and prints the file's path; the data
-directory is hidden from the sandbox, so no sandboxed agent reads it.
+makes a token in ``$DONEGATE_HOME/serve.token`` (0600) and prints the file's path, once the store
+has opened and the address is bound (a refused start writes no token); the data directory is
+hidden from the sandbox, so no sandboxed agent reads it. ``--port 0`` takes a free port and
+prints it.
 """
 
 from __future__ import annotations
+
+import socket
 
 import click
 
@@ -42,7 +46,8 @@ def serve_command(host: str, port: int, tokens: tuple[str, ...], db: str | None)
     """Serve the review UI: escalations to resolve or requeue, tasks, stop reasons."""
     from donegate.server.auth import is_loopback, parse_tokens
 
-    tokens = tuple(_auto_token() if t == "auto" else t for t in tokens)
+    auto = _new_token() if "auto" in tokens else None  # written once the server can start
+    tokens = tuple(auto if t == "auto" and auto else t for t in tokens)
     parsed = parse_tokens(tokens)
     try:
         import uvicorn
@@ -61,7 +66,9 @@ def serve_command(host: str, port: int, tokens: tuple[str, ...], db: str | None)
                 f"add NAME) or pass --token NAME:SECRET (or set {TOKEN_ENV}) so every request "
                 "must carry one"
             )
-        _can_listen(host, port)
+        listening = _listen(host, port)
+        if auto is not None:
+            _write_token(auto)
         web = create_app(store, token=parsed or None)
         shown = f"[{host}]" if ":" in host else host
         if not parsed and not reviewers:
@@ -77,19 +84,27 @@ def serve_command(host: str, port: int, tokens: tuple[str, ...], db: str | None)
                 "approve, resolve and requeue",
                 err=True,
             )
-        click.echo(f"donegate serve on http://{shown}:{port} ({store.url})", err=True)
-        uvicorn.run(web, host=host, port=port, log_level="warning", access_log=False)
+        bound = listening.getsockname()[1]  # --port 0: the port the system chose
+        click.echo(f"donegate serve on http://{shown}:{bound} ({store.url})", err=True)
+        config = uvicorn.Config(web, log_level="warning", access_log=False)
+        uvicorn.Server(config).run(sockets=[listening])
     finally:
         store.close()
 
 
-def _auto_token() -> str:
-    """A fresh ``NAME:SECRET`` (NAME: the OS user) in ``$DONEGATE_HOME/serve.token``, 0600."""
+def _new_token() -> str:
+    """A fresh ``NAME:SECRET`` for ``--token auto`` (NAME: the OS user)."""
     import getpass
-    import os
     import secrets
 
-    token = f"{getpass.getuser()}:{secrets.token_urlsafe(24)}"
+    return f"{getpass.getuser()}:{secrets.token_urlsafe(24)}"
+
+
+def _write_token(token: str) -> None:
+    """Write ``--token auto``'s token to ``$DONEGATE_HOME/serve.token`` (0600) and say where: only
+    once the store opened and the address is bound, so a refused start leaves no new token."""
+    import os
+
     path = data_path("serve_token")
     try:
         path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
@@ -101,20 +116,24 @@ def _auto_token() -> str:
         raise UserError(f"cannot write the token file {path}: {exc.strerror or exc}") from None
     click.echo(f"donegate serve: token written to {path} (NAME:SECRET; the secret is the "
                "login and the API bearer)", err=True)  # fmt: skip
-    return token
 
 
-def _can_listen(host: str, port: int) -> None:
-    """Refuse, in one line, an address that cannot be bound (in use, not this machine's)."""
-    import socket
-
+def _listen(host: str, port: int) -> socket.socket:
+    """The server's listening socket, bound here so ``--port 0`` can print the port it got and
+    an address that cannot be bound (in use, not this machine's) is refused in one line."""
     try:
         infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
         family, kind, proto, _, address = infos[0]
-        with socket.socket(family, kind, proto) as probe:
-            probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-            probe.bind(address)
+        listening = socket.socket(family, kind, proto)
+        try:
+            listening.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            listening.bind(address)
+            listening.listen(2048)  # uvicorn's own backlog
+        except OSError:
+            listening.close()
+            raise
     except OSError as exc:
         raise UserError(
             f"--host {host} --port {port}: cannot listen: {exc.strerror or exc}"
         ) from None
+    return listening
