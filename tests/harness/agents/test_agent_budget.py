@@ -191,3 +191,33 @@ def test_a_tokens_budget_is_unaffected_by_a_model_with_no_price(
         f"budget exhausted: {AGENTS[agent].title}'s transcript reported 303000 of the 250000 "
         "token budget"
     ), report["reason"]
+
+
+def test_a_finished_sessions_output_is_priced_by_the_tasks_prices() -> None:
+    """exec reads the spend a CLI printed at its end: tokens a CLI gives without a cost are
+    priced by the task's `price_book`; Claude Code's own cost stands."""
+    from donegate.spend import Price, PriceBook
+
+    def price_book(prices: dict[str, dict[str, float]]) -> PriceBook:
+        return PriceBook({name: Price(**price) for name, price in prices.items()})
+
+    codex_out = "\n".join(
+        json.dumps({"type": "turn.completed", "usage": {"input_tokens": n, "output_tokens": 10}})
+        for n in (1_000_000, 1_000_000)
+    )
+    book = price_book({"codex": {"input": 1.0, "output": 100_000.0}})
+    (line,) = AGENTS["codex"].spend_of(codex_out, prices=book).lines  # type: ignore[union-attr]
+    assert line.usage.input_tokens == 2_000_000 and line.usd == pytest.approx(4.0)
+    assert AGENTS["codex"].spend_of(codex_out).lines[0].usd is None  # type: ignore[union-attr]
+
+    gemini_out = json.dumps(
+        {"stats": {"models": {"gemini-test": {"tokens": {"prompt": 2_000_000, "candidates": 0}}}}}
+    )
+    book = price_book({"google:gemini-test": {"input": 3.0, "output": 1.0}})
+    (line,) = AGENTS["gemini"].spend_of(gemini_out, prices=book).lines  # type: ignore[union-attr]
+    assert line.usd == pytest.approx(6.0)
+
+    claude_out = json.dumps({"type": "result", "total_cost_usd": 0.5, "modelUsage": {}})
+    book = price_book({"anthropic:claude-code": {"input": 1000.0, "output": 1000.0}})
+    (line,) = AGENTS["claude"].spend_of(claude_out, prices=book).lines  # type: ignore[union-attr]
+    assert line.usd == 0.5

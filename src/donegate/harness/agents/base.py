@@ -184,9 +184,11 @@ class AgentCLI:
         text = stdout.strip()
         return (text[-4000:] or None), None
 
-    def spend_of(self, stdout: str) -> Spend | None:
+    def spend_of(self, stdout: str, *, prices: PriceBook | None = None) -> Spend | None:
         """The spend the CLI itself reported in its headless output (every continuation of
-        the session included), by model; None when it printed none."""
+        the session included), by model, its tokens priced by `prices` (the task's `price_book`;
+        `genai-prices` alone when None) where the CLI reports no cost; None when it printed
+        none."""
         return None
 
     def transcript_spend(

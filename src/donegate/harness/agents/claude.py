@@ -172,9 +172,10 @@ class ClaudeCode(AgentCLI):
 
         return spend_of_calls(calls.values(), prices=prices)
 
-    def spend_of(self, stdout: str) -> Spend | None:
+    def spend_of(self, stdout: str, *, prices: PriceBook | None = None) -> Spend | None:
         """``total_cost_usd`` and ``modelUsage`` of the result object (the cost per model as
-        Claude Code computed it); one line for the whole cost when the models do not add up."""
+        Claude Code computed it, so `prices` is not consulted); one line for the whole cost when
+        the models do not add up."""
         return _claude_spend(stdout)
 
 

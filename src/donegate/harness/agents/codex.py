@@ -165,9 +165,10 @@ class CodexCLI(AgentCLI):
             return super().result_of(stdout)
         return last, error
 
-    def spend_of(self, stdout: str) -> Spend | None:
-        """``--json``: the ``usage`` of every ``turn.completed`` event, added up (Codex CLI
-        prints tokens, not dollars: the task's prices price them)."""
+    def spend_of(self, stdout: str, *, prices: PriceBook | None = None) -> Spend | None:
+        """``--json``: the ``usage`` of every ``turn.completed`` event, added up. Codex CLI
+        prints tokens, not dollars, and no model name: the line is ``openai:codex``, priced by a
+        task's ``prices:`` entry for ``codex`` (or ``openai:codex``) when it has one."""
         usage, seen = Usage(), False
         for line in stdout.splitlines()[-5000:]:
             try:
@@ -183,7 +184,10 @@ class CodexCLI(AgentCLI):
             seen = True
         if not seen:
             return None
-        return Spend(lines=(SpendLine(model="openai:codex", role="agent", usage=usage, usd=None),))
+        from donegate.spend import PriceBook  # here: only a finished session asks
+
+        usd = (prices if prices is not None else PriceBook()).cost("openai:codex", usage)
+        return Spend(lines=(SpendLine(model="openai:codex", role="agent", usage=usage, usd=usd),))
 
     def transcript_spend(
         self, transcript: TranscriptRef, *, prices: PriceBook | None = None

@@ -245,7 +245,10 @@ def exec_agent(
             "error": error}  # fmt: skip
     decided = _decide(spec, agent, root=root, run_dir=run_dir, manifest=manifest, info=info,
                       started=started, budget=budget, task_path=task_path)  # fmt: skip
-    return _over_budget(spec, agent, replace(decided, isolation=chosen), agent.spend_of(stdout))
+    from donegate.spend import price_book  # here: a session's end prices its tokens
+
+    spent = agent.spend_of(stdout, prices=price_book(spec.prices))
+    return _over_budget(spec, agent, replace(decided, isolation=chosen), spent)
 
 
 def _budget_args(spec: TaskSpec) -> tuple[str, ...]:

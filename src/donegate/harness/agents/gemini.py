@@ -185,9 +185,9 @@ class GeminiCLI(AgentCLI):
 
         return spend_of_calls(calls.values(), prices=prices)
 
-    def spend_of(self, stdout: str) -> Spend | None:
+    def spend_of(self, stdout: str, *, prices: PriceBook | None = None) -> Spend | None:
         """``-o json``: ``stats.models.<model>.tokens`` (``prompt``, ``candidates``,
-        ``cached``), one line per model priced by `genai-prices` (Gemini CLI prints no cost)."""
+        ``cached``), one line per model priced by `prices` (Gemini CLI prints no cost)."""
         try:
             data = json.loads(stdout.strip())
         except ValueError:
@@ -198,7 +198,7 @@ class GeminiCLI(AgentCLI):
             return None
         from donegate.spend import PriceBook  # here: a stop never prices tokens
 
-        book, lines = PriceBook(), []
+        book, lines = prices if prices is not None else PriceBook(), []
         for name, entry in models.items():
             tokens = entry.get("tokens") if isinstance(entry, dict) else None
             if not isinstance(tokens, dict):
