@@ -50,6 +50,16 @@ def json_values(*, allow_nan: bool = True) -> st.SearchStrategy[Any]:
     )
 
 
+def with_any_field(
+    bodies: st.SearchStrategy[dict[str, Any]], keys: Sequence[str], values: st.SearchStrategy[Any]
+) -> st.SearchStrategy[dict[str, Any]]:
+    """Each of `bodies` with one of `keys` set to one of `values`: a real shape that a broken or
+    hostile server bent in one place."""
+    return st.builds(
+        lambda body, key, value: {**body, key: value}, bodies, st.sampled_from(list(keys)), values
+    )
+
+
 def error_bodies(values: st.SearchStrategy[Any]) -> st.SearchStrategy[Any]:
     """An error body as it may arrive: a value, raw bytes, or JSON text."""
     return st.one_of(values, st.binary(max_size=20), values.map(json.dumps))
@@ -363,6 +373,24 @@ def any_body_test(wire: WireFormat, bodies: st.SearchStrategy[Any]) -> Test:
     @given(bodies)
     def test(value: Any) -> None:
         check_turn_or_wire_error(wire, value)
+
+    return test
+
+
+def cut_off_test(wire: WireFormat, *streams: str, text: str | None = None) -> Test:
+    """Each of `streams`, stopped before its closing event, is truncated (`check_cut_off`)."""
+
+    def test() -> None:
+        check_cut_off(wire, *streams, text=text)
+
+    return test
+
+
+def no_reason_test(wire: WireFormat, stream: str, *, text: str) -> Test:
+    """`stream` reached its closing event without a stop reason: an error (`check_no_reason`)."""
+
+    def test() -> None:
+        check_no_reason(wire, stream, text=text)
 
     return test
 
