@@ -9,7 +9,7 @@ the request round trip and its transcript strategy) is written once here.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
 import pytest
@@ -29,7 +29,7 @@ from donegate.messages import (
     Turn,
 )
 from donegate.models import registry
-from donegate.models.base import ModelRequest, WireFormat, WireResponse
+from donegate.models.base import ModelRequest, ModelSettings, ToolSpec, WireFormat, WireResponse
 
 if TYPE_CHECKING:
     import openai
@@ -47,6 +47,16 @@ def json_values(*, allow_nan: bool = True) -> st.SearchStrategy[Any]:
             st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner, max_size=4)
         ),
         max_leaves=20,
+    )
+
+
+def with_any_field(
+    bodies: st.SearchStrategy[dict[str, Any]], keys: Sequence[str], values: st.SearchStrategy[Any]
+) -> st.SearchStrategy[dict[str, Any]]:
+    """Each of `bodies` with one of `keys` set to one of `values`: a real shape that a broken or
+    hostile server bent in one place."""
+    return st.builds(
+        lambda body, key, value: {**body, key: value}, bodies, st.sampled_from(list(keys)), values
     )
 
 
@@ -231,6 +241,84 @@ def transcripts(
     return build()
 
 
+def requests(
+    model: str,
+    *,
+    prompts: st.SearchStrategy[Message],
+    assistants: Callable[[int], st.SearchStrategy[Message]],
+    tools: st.SearchStrategy[ToolSpec],
+    extra_bodies: Sequence[dict[str, Any]],
+    stop: bool = False,
+    parallel_needs_tools: bool = False,
+) -> st.SearchStrategy[ModelRequest]:
+    """Whole requests in what an OpenAI format can carry: an optional system message, up to four
+    rounds of a prompt (`prompts`), the assistant's turn (`assistants(round)`) and the results
+    of its calls; up to two `tools`; and every setting.
+
+    `stop` adds stop sequences (Chat Completions has them); `parallel_needs_tools` leaves
+    ``parallel_tool_calls`` unset without tools (the format drops it then); `extra_bodies` are
+    the format's own extra fields.
+    """
+    texts = st.text(max_size=12)
+
+    @st.composite
+    def build(draw: st.DrawFn) -> ModelRequest:
+        messages: list[Message] = []
+        if draw(st.booleans()):
+            messages.append(Message.system(draw(texts)))
+        for turn in range(draw(st.integers(0, 4))):
+            messages.append(draw(prompts))
+            assistant = draw(assistants(turn))
+            messages.append(assistant)
+            if assistant.tool_calls:
+                results = [
+                    ToolResult(call_id=c.id, name=c.name, content=draw(texts))
+                    for c in assistant.tool_calls
+                ]
+                messages.append(Message.tool_results(results))
+        specs = tuple(draw(st.lists(tools, max_size=2)))
+        parallel = draw(st.none() | st.booleans())
+        return ModelRequest(
+            model=model,
+            messages=tuple(messages),
+            tools=specs,
+            settings=ModelSettings(
+                max_tokens=draw(st.none() | st.integers(1, 10**5)),
+                temperature=draw(st.none() | st.floats(0, 2)),
+                top_p=draw(st.none() | st.floats(0, 1)),
+                stop=tuple(draw(st.lists(st.text(min_size=1, max_size=4), max_size=3)))
+                if stop
+                else (),
+                tool_choice=draw(st.sampled_from([None, "auto", "required", "none", "weather"])),
+                parallel_tool_calls=None if parallel_needs_tools and not specs else parallel,
+                extra_body=draw(st.sampled_from(list(extra_bodies))),
+            ),
+            stream=draw(st.booleans()),
+        )
+
+    return build()
+
+
+def custom_call(call_id: str, name: str, text: str, details: dict[str, Any]) -> ToolCall:
+    """A custom (free-form input) tool call as both OpenAI formats read it: the input kept raw
+    and as ``{"input": text}``, with the format's `details`."""
+    return ToolCall(
+        id=call_id,
+        name=name,
+        arguments_raw=text,
+        arguments={"input": text},
+        provider_details=details,
+    )
+
+
+def check_custom_call(turn: Turn, expected: ToolCall) -> None:
+    """`turn` ends in one tool call, the custom call `expected`: every field alike (id, name,
+    raw input, input as arguments, no parse error, provider details)."""
+    assert turn.ending is Ending.TOOL_USE
+    (call,) = turn.tool_calls
+    assert call == expected
+
+
 def call_triples(turn: Turn) -> list[tuple[str, str, str]]:
     """A turn's calls as ``(id, name, arguments_raw)``: what must survive a round trip."""
     return [(c.id, c.name, c.arguments_raw) for c in turn.tool_calls]
@@ -285,6 +373,24 @@ def any_body_test(wire: WireFormat, bodies: st.SearchStrategy[Any]) -> Test:
     @given(bodies)
     def test(value: Any) -> None:
         check_turn_or_wire_error(wire, value)
+
+    return test
+
+
+def cut_off_test(wire: WireFormat, *streams: str, text: str | None = None) -> Test:
+    """Each of `streams`, stopped before its closing event, is truncated (`check_cut_off`)."""
+
+    def test() -> None:
+        check_cut_off(wire, *streams, text=text)
+
+    return test
+
+
+def no_reason_test(wire: WireFormat, stream: str, *, text: str) -> Test:
+    """`stream` reached its closing event without a stop reason: an error (`check_no_reason`)."""
+
+    def test() -> None:
+        check_no_reason(wire, stream, text=text)
 
     return test
 

@@ -461,11 +461,13 @@ _block_values = st.sampled_from(
         {"type": "redacted_thinking", "data": "d"},
     ]
 )
-_mutated = st.builds(
-    lambda content, reason, key, value: {**body(content, reason), key: value},
-    st.lists(_block_values | _json, max_size=4),
-    st.sampled_from(["end_turn", "tool_use", "max_tokens", "refusal", None, 3]),
-    st.sampled_from(["usage", "model", "id", "stop_details", "content", "type", "error", "extra"]),
+_mutated = _shared.with_any_field(
+    st.builds(
+        body,
+        st.lists(_block_values | _json, max_size=4),
+        st.sampled_from(["end_turn", "tool_use", "max_tokens", "refusal", None, 3]),
+    ),
+    ["usage", "model", "id", "stop_details", "content", "type", "error", "extra"],
     _json,
 )
 

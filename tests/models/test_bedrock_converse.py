@@ -328,11 +328,13 @@ _blocks = st.sampled_from(
         {"image": {"format": "png", "source": {"bytes": "AA=="}}},
     ]
 )
-_mutated = st.builds(
-    lambda content, stop, key, value: {**body(content, stop), key: value},
-    st.lists(_blocks | _json, max_size=4),
-    st.sampled_from(["end_turn", "tool_use", "max_tokens", "guardrail_intervened", None, 3]),
-    st.sampled_from(["usage", "output", "stopReason", "message", "__type", "trace", "extra"]),
+_mutated = _shared.with_any_field(
+    st.builds(
+        body,
+        st.lists(_blocks | _json, max_size=4),
+        st.sampled_from(["end_turn", "tool_use", "max_tokens", "guardrail_intervened", None, 3]),
+    ),
+    ["usage", "output", "stopReason", "message", "__type", "trace", "extra"],
     _json,
 )
 _mutated_blocks = st.builds(

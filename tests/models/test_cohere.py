@@ -355,16 +355,18 @@ test_a_non_object_body_raises = _shared.non_object_test(WIRE)
 
 
 _json = _shared.json_values()
-_messages = st.builds(
-    lambda key, value: {**calling(call()), "content": [{"type": "text", "text": "x"}], key: value},
-    st.sampled_from(["content", "tool_plan", "tool_calls", "role", "citations"]),
+_messages = _shared.with_any_field(
+    st.just({**calling(call()), "content": [{"type": "text", "text": "x"}]}),
+    ["content", "tool_plan", "tool_calls", "role", "citations"],
     _json,
 )
-_mutated = st.builds(
-    lambda message, finish, key, value: {**body(message, finish), key: value},
-    st.one_of(_messages, _json),
-    st.sampled_from(["COMPLETE", "TOOL_CALL", "MAX_TOKENS", None, 3]),
-    st.sampled_from(["usage", "id", "message", "text", "tool_calls", "meta", "extra"]),
+_mutated = _shared.with_any_field(
+    st.builds(
+        body,
+        st.one_of(_messages, _json),
+        st.sampled_from(["COMPLETE", "TOOL_CALL", "MAX_TOKENS", None, 3]),
+    ),
+    ["usage", "id", "message", "text", "tool_calls", "meta", "extra"],
     _json,
 )
 
@@ -507,12 +509,12 @@ def test_thinking_stream_matches_the_body() -> None:
     assert WIRE.parse_stream(sse(*events)).message == WIRE.parse_response(body(message)).message
 
 
-def test_a_stream_without_message_end_is_truncated() -> None:
-    _shared.check_cut_off(WIRE, sse(*TEXT_STREAM[:4], done=False), "")
-
-
-def test_a_stream_that_reaches_done_without_message_end_is_an_error() -> None:
-    _shared.check_no_reason(WIRE, sse(*TEXT_STREAM[:4]), text="Hello there!")
+test_a_stream_without_message_end_is_truncated = _shared.cut_off_test(
+    WIRE, sse(*TEXT_STREAM[:4], done=False), ""
+)
+test_a_stream_that_reaches_done_without_message_end_is_an_error = _shared.no_reason_test(
+    WIRE, sse(*TEXT_STREAM[:4]), text="Hello there!"
+)
 
 
 def test_a_stream_cut_mid_tool_call_keeps_the_partial_call() -> None:

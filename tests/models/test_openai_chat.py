@@ -178,16 +178,8 @@ def test_gemini_compatible_calls_without_ids_and_stop_are_tool_use_with_syntheti
 def test_custom_tool_call_keeps_its_free_form_input() -> None:
     custom = {"id": "call_C7", "type": "custom", "custom": {"name": "math", "input": "4 + 4"}}
     turn = WIRE.parse_response(completion("tool_calls", tool_calls=[custom]))
-    assert turn.ending is Ending.TOOL_USE
-    (c,) = turn.tool_calls
-    assert (c.id, c.name, c.arguments_raw, c.arguments, c.parse_error) == (
-        "call_C7",
-        "math",
-        "4 + 4",
-        {"input": "4 + 4"},
-        None,
-    )
-    assert c.provider_details == {"type": "custom"}
+    expected = _shared.custom_call("call_C7", "math", "4 + 4", {"type": "custom"})
+    _shared.check_custom_call(turn, expected)
 
 
 def test_arguments_sent_as_an_object_are_parsed_as_given() -> None:
@@ -1034,16 +1026,8 @@ def test_streamed_custom_tool_call_collects_its_input() -> None:
         chunk({"tool_calls": [{"index": 0, "custom": {"input": " 4"}}]}),
         chunk({}, "tool_calls"),
     )
-    turn = WIRE.parse_stream(stream)
-    assert turn.ending is Ending.TOOL_USE
-    (c,) = turn.tool_calls
-    assert (c.id, c.name, c.arguments_raw, c.arguments) == (
-        "call_C",
-        "math",
-        "4 + 4",
-        {"input": "4 + 4"},
-    )
-    assert c.provider_details == {"type": "custom"}
+    expected = _shared.custom_call("call_C", "math", "4 + 4", {"type": "custom"})
+    _shared.check_custom_call(WIRE.parse_stream(stream), expected)
 
 
 def test_stream_length_mid_call_is_truncated_and_unparseable_finish_is_malformed() -> None:
@@ -1457,71 +1441,39 @@ def _assistant(draw: st.DrawFn, turn: int) -> Message:
     return Message(role="assistant", parts=tuple(parts))
 
 
-@st.composite
-def _requests(draw: st.DrawFn) -> ModelRequest:
-    messages: list[Message] = []
-    if draw(st.booleans()):
-        messages.append(Message.system(draw(_text)))
-    for turn in range(draw(st.integers(0, 4))):
-        text = draw(_text)
-        messages.append(draw(st.sampled_from([Message.user(text), Message.system(text)])))
-        assistant = draw(_assistant(turn))
-        messages.append(assistant)
-        if assistant.tool_calls:
-            messages.append(
-                Message.tool_results(
-                    ToolResult(call_id=c.id, name=c.name, content=draw(_text))
-                    for c in assistant.tool_calls
-                )
-            )
-    tools = tuple(
-        ToolSpec(
-            name=draw(_name),
-            description=draw(_text),
-            parameters=draw(
-                st.sampled_from(
-                    [
-                        {"type": "object", "properties": {}},
-                        {
-                            "type": "object",
-                            "properties": {"city": {"type": "string"}},
-                            "required": ["city"],
-                        },
-                    ]
-                )
-            ),
-            strict=draw(st.booleans()),
-        )
-        for _ in range(draw(st.integers(0, 2)))
-    )
-    return ModelRequest(
-        model="gpt-4o",
-        messages=tuple(messages),
-        tools=tools,
-        settings=ModelSettings(
-            max_tokens=draw(st.none() | st.integers(1, 10**5)),
-            temperature=draw(st.none() | st.floats(0, 2)),
-            top_p=draw(st.none() | st.floats(0, 1)),
-            stop=tuple(draw(st.lists(st.text(min_size=1, max_size=4), max_size=3))),
-            tool_choice=draw(st.sampled_from([None, "auto", "required", "none", "weather"])),
-            parallel_tool_calls=draw(st.none() | st.booleans()) if tools else None,
-            extra_body=draw(
-                st.sampled_from(
-                    [
-                        {},
-                        {"seed": 7},
-                        {"reasoning_effort": "low"},
-                        {"response_format": {"type": "text"}},
-                    ]
-                )
-            ),
+_requests = _shared.requests(
+    "gpt-4o",
+    prompts=st.builds(Message.user, _text) | st.builds(Message.system, _text),
+    assistants=_assistant,
+    tools=st.builds(
+        ToolSpec,
+        name=_name,
+        description=_text,
+        parameters=st.sampled_from(
+            [
+                {"type": "object", "properties": {}},
+                {
+                    "type": "object",
+                    "properties": {"city": {"type": "string"}},
+                    "required": ["city"],
+                },
+            ]
         ),
-        stream=draw(st.booleans()),
-    )
+        strict=st.booleans(),
+    ),
+    extra_bodies=[
+        {},
+        {"seed": 7},
+        {"reasoning_effort": "low"},
+        {"response_format": {"type": "text"}},
+    ],
+    stop=True,
+    parallel_needs_tools=True,
+)
 
 
 @settings(suppress_health_check=[HealthCheck.too_slow])
-@given(request=_requests())
+@given(request=_requests)
 def test_parse_request_inverts_render_request(request: ModelRequest) -> None:
     body = WIRE.render_request(request)
     assert WIRE.parse_request(json.loads(json.dumps(body))) == request
@@ -1593,14 +1545,7 @@ TURNS = {
         Ending.TOOL_USE, ToolCall.from_raw(id="call_N", name="now", arguments_raw="")
     ),
     "custom_call": turn_of(
-        Ending.TOOL_USE,
-        ToolCall(
-            id="call_C",
-            name="math",
-            arguments_raw="4 + 4",
-            arguments={"input": "4 + 4"},
-            provider_details={"type": "custom"},
-        ),
+        Ending.TOOL_USE, _shared.custom_call("call_C", "math", "4 + 4", {"type": "custom"})
     ),
     "empty_thinking": turn_of(Ending.EMPTY, ThinkingPart(text="Nothing to say.")),
 }

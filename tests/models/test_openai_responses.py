@@ -154,16 +154,9 @@ def test_custom_tool_call_keeps_its_freeform_input() -> None:
         "input": "4 + 4",
         "name": "math_exp",
     }
-    turn = WIRE.parse_response(body(item))
-    assert turn.ending is Ending.TOOL_USE
-    (call,) = turn.tool_calls
-    assert (call.id, call.name, call.arguments_raw, call.arguments) == (
-        "call_c",
-        "math_exp",
-        "4 + 4",
-        {"input": "4 + 4"},
-    )
-    assert call.provider_details == {"type": "custom_tool_call", "item_id": "ctc_1"}
+    details = {"type": "custom_tool_call", "item_id": "ctc_1"}
+    expected = _shared.custom_call("call_c", "math_exp", "4 + 4", details)
+    _shared.check_custom_call(WIRE.parse_response(body(item)), expected)
 
 
 def test_local_shell_call_is_a_client_call_with_the_action_as_arguments() -> None:
@@ -779,13 +772,7 @@ def test_render_request_builds_the_responses_body() -> None:
 
 def test_results_answer_each_call_with_its_own_output_item() -> None:
     calls = (
-        ToolCall(
-            id="c1",
-            name="grammar",
-            arguments_raw="x",
-            arguments={"input": "x"},
-            provider_details={"type": "custom_tool_call", "item_id": "ctc_1"},
-        ),
+        _shared.custom_call("c1", "grammar", "x", {"type": "custom_tool_call", "item_id": "ctc_1"}),
         ToolCall.from_args(
             id="c2",
             name="local_shell",
@@ -876,7 +863,7 @@ _text = st.text(max_size=12)
 
 
 @st.composite
-def _assistant(draw: st.DrawFn, turn: int) -> tuple[Message, tuple[ToolCall, ...]]:
+def _assistant(draw: st.DrawFn, turn: int) -> Message:
     parts: list[Part] = []
     kinds = draw(
         st.lists(
@@ -911,68 +898,29 @@ def _assistant(draw: st.DrawFn, turn: int) -> tuple[Message, tuple[ToolCall, ...
                 )
             )
         else:
-            raw = draw(_text)
-            parts.append(
-                ToolCall(
-                    id=f"call_{n}",
-                    name="g",
-                    arguments_raw=raw,
-                    arguments={"input": raw},
-                    provider_details={"type": "custom_tool_call", "item_id": f"ctc_{n}"},
-                )
-            )
-    msg = Message(role="assistant", parts=tuple(parts))
-    return msg, msg.tool_calls
+            details = {"type": "custom_tool_call", "item_id": f"ctc_{n}"}
+            parts.append(_shared.custom_call(f"call_{n}", "g", draw(_text), details))
+    return Message(role="assistant", parts=tuple(parts))
 
 
-@st.composite
-def _requests(draw: st.DrawFn) -> ModelRequest:
-    messages: list[Message] = []
-    if draw(st.booleans()):
-        messages.append(Message.system(draw(_text)))
-    for turn in range(draw(st.integers(0, 4))):
-        kind = draw(st.sampled_from(["user", "system", "image"]))
-        if kind == "image":
-            messages.append(
-                Message(
-                    role="user",
-                    parts=(
-                        TextPart(text=draw(_text)),
-                        MediaPart(mime_type="image/png", data="iVBORw0="),
-                    ),
-                )
-            )
-        else:
-            messages.append(Message(role=kind, parts=(TextPart(text=draw(_text)),)))
-        assistant, calls = draw(_assistant(turn))
-        messages.append(assistant)
-        if calls:
-            results = [ToolResult(call_id=c.id, name=c.name, content=draw(_text)) for c in calls]
-            messages.append(Message.tool_results(results))
-    tools = tuple(
-        ToolSpec(name=draw(_text), description=draw(_text), strict=draw(st.booleans()))
-        for _ in range(draw(st.integers(0, 2)))
-    )
-    return ModelRequest(
-        model="gpt-5",
-        messages=tuple(messages),
-        tools=tools,
-        settings=ModelSettings(
-            max_tokens=draw(st.none() | st.integers(1, 10**5)),
-            temperature=draw(st.none() | st.floats(0, 2)),
-            top_p=draw(st.none() | st.floats(0, 1)),
-            tool_choice=draw(st.sampled_from([None, "auto", "required", "none", "weather"])),
-            parallel_tool_calls=draw(st.none() | st.booleans()),
-            extra_body=draw(
-                st.sampled_from([{}, {"store": False}, {"reasoning": {"effort": "high"}}])
-            ),
-        ),
-        stream=draw(st.booleans()),
-    )
+_image_prompts = st.builds(
+    lambda text: Message(
+        role="user",
+        parts=(TextPart(text=text), MediaPart(mime_type="image/png", data="iVBORw0=")),
+    ),
+    _text,
+)
+_requests = _shared.requests(
+    "gpt-5",
+    prompts=st.builds(Message.user, _text) | st.builds(Message.system, _text) | _image_prompts,
+    assistants=_assistant,
+    tools=st.builds(ToolSpec, name=_text, description=_text, strict=st.booleans()),
+    extra_bodies=[{}, {"store": False}, {"reasoning": {"effort": "high"}}],
+)
 
 
 @settings(suppress_health_check=[HealthCheck.too_slow])
-@given(request=_requests())
+@given(request=_requests)
 def test_parse_request_inverts_render_request(request: ModelRequest) -> None:
     assert WIRE.parse_request(WIRE.render_request(request)) == request
 
@@ -993,13 +941,7 @@ TURNS = {
     "tool_use": turn_of(Ending.TOOL_USE, TextPart(text="Checking."), CALL),
     "custom_and_shell": turn_of(
         Ending.TOOL_USE,
-        ToolCall(
-            id="call_C",
-            name="math",
-            arguments_raw="4 + 4",
-            arguments={"input": "4 + 4"},
-            provider_details={"type": "custom_tool_call"},
-        ),
+        _shared.custom_call("call_C", "math", "4 + 4", {"type": "custom_tool_call"}),
         ToolCall.from_args(
             id="call_L",
             name="local_shell",

@@ -23,7 +23,7 @@ import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal, NoReturn
+from typing import Any, ClassVar, Literal, NoReturn
 
 from donegate.config import data_dir
 from donegate.errors import Escalated, UserError
@@ -37,7 +37,7 @@ from donegate.harness.spec import TaskSpec, load_task
 from donegate.loop import RESUME_PROMPT
 from donegate.messages import Ending, Message, RefusalPart, TextPart, ToolCall, Turn
 
-__all__ = ["FINISH_TOOL", "Decision", "HostGate", "assistant_turn"]
+__all__ = ["FINISH_TOOL", "Decision", "FrameworkGate", "HostGate", "assistant_turn"]
 
 FINISH_TOOL = "task_complete"
 """The finish tool's name, as `donegate run` offers it (`donegate.harness.runner`)."""
@@ -248,3 +248,49 @@ class HostGate:
         json_path, _ = write_report(report, self.out / "escalations")
         self.report = json_path
         raise Escalated(reason, report=json_path)
+
+
+class FrameworkGate:
+    """What every framework adapter holds: one `HostGate` for a task file, and what it left.
+
+    Each adapter names its framework (`host`, `host_version`) and adds its hooks; the constructor
+    and the results read the same for all of them.
+    """
+
+    host: ClassVar[str]
+    """The framework's name, recorded as the certificate's host."""
+    host_version: ClassVar[str]
+    """The framework's installed version, recorded with it."""
+
+    def __init__(
+        self,
+        task: str | Path | TaskSpec,
+        *,
+        workdir: str | Path | None = None,
+        output_dir: str | Path | None = None,
+        check_timeout: float = 120.0,
+    ) -> None:
+        super().__init__()
+        self._gate = HostGate(
+            task,
+            host=self.host,
+            host_version=self.host_version,
+            workdir=workdir,
+            output_dir=output_dir,
+            check_timeout=check_timeout,
+        )
+
+    @property
+    def gate(self) -> HostGate:
+        """The framework-neutral gate (budget, transcript, task)."""
+        return self._gate
+
+    @property
+    def certificate(self) -> Path | None:
+        """The signed certificate's path, after a run the gate accepted."""
+        return self._gate.certificate
+
+    @property
+    def report(self) -> Path | None:
+        """The escalation report's path, after a run the gate stopped."""
+        return self._gate.report

@@ -30,12 +30,10 @@ on, so the resumed node neither judges it again nor writes a second report.
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from typing import Any
 
 from donegate.errors import Escalated, MissingExtra
-from donegate.harness.spec import TaskSpec
-from donegate.integrations._gate import HostGate, assistant_turn
+from donegate.integrations._gate import FrameworkGate, assistant_turn
 from donegate.messages import Ending, ToolCall, Turn
 
 try:
@@ -106,37 +104,12 @@ def message_turn(message: AIMessage) -> Turn:
     )
 
 
-class DoneGateMiddleware(AgentMiddleware):
+class DoneGateMiddleware(FrameworkGate, AgentMiddleware):
     """The task file's completion gate as a ``create_agent`` middleware."""
 
-    def __init__(
-        self,
-        task: str | Path | TaskSpec,
-        *,
-        workdir: str | Path | None = None,
-        output_dir: str | Path | None = None,
-        check_timeout: float = 120.0,
-    ) -> None:
-        super().__init__()
-        self.gate = HostGate(
-            task,
-            host=HOST,
-            host_version=langchain.__version__,
-            workdir=workdir,
-            output_dir=output_dir,
-            check_timeout=check_timeout,
-        )
-        self._escalated: tuple[str | None, Escalated] | None = None
-
-    @property
-    def certificate(self) -> Path | None:
-        """The signed certificate's path, after a run the gate accepted."""
-        return self.gate.certificate
-
-    @property
-    def report(self) -> Path | None:
-        """The escalation report's path, after a run the gate stopped."""
-        return self.gate.report
+    host = HOST
+    host_version = langchain.__version__
+    _escalated: tuple[str | None, Escalated] | None = None  # the verdict an interrupt awaits
 
     def before_agent(self, state: Any, runtime: Any) -> dict[str, Any] | None:
         """A fresh gate for each run (protected-file digests, budget, transcript)."""

@@ -29,15 +29,14 @@ from __future__ import annotations
 
 import asyncio
 import json
-from pathlib import Path
 from typing import Any
 
 from donegate.errors import Escalated, MissingExtra
-from donegate.harness.spec import TaskSpec
 from donegate.integrations._gate import (
     FINISH_DESCRIPTION,
     FINISH_TOOL,
     Decision,
+    FrameworkGate,
     HostGate,
     assistant_turn,
 )
@@ -164,37 +163,13 @@ class GatedModel(Model):
         await self.inner.close()
 
 
-class OpenAIAgentsGate:
+class OpenAIAgentsGate(FrameworkGate):
     """The task file's completion gate for the Agents SDK (exported as `DoneGate`)."""
 
-    def __init__(
-        self,
-        task: str | Path | TaskSpec,
-        *,
-        workdir: str | Path | None = None,
-        output_dir: str | Path | None = None,
-        check_timeout: float = 120.0,
-    ) -> None:
-        self.gate = HostGate(
-            task,
-            host=HOST,
-            host_version=agents_version,
-            workdir=workdir,
-            output_dir=output_dir,
-            check_timeout=check_timeout,
-        )
-        self._model: GatedModel | None = None
-        self._verdict: Decision | Escalated | None = None
-
-    @property
-    def certificate(self) -> Path | None:
-        """The signed certificate's path, after a run the gate accepted."""
-        return self.gate.certificate
-
-    @property
-    def report(self) -> Path | None:
-        """The escalation report's path, after a run the gate stopped."""
-        return self.gate.report
+    host = HOST
+    host_version = agents_version
+    _model: GatedModel | None = None
+    _verdict: Decision | Escalated | None = None
 
     def wrap(self, agent: Agent[Any]) -> Agent[Any]:
         """A clone of `agent` with the finish tool, the gate's ``tool_use_behavior`` and its

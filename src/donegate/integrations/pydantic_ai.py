@@ -32,12 +32,10 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
-from pathlib import Path
 from typing import Any
 
 from donegate.errors import MissingExtra
-from donegate.harness.spec import TaskSpec
-from donegate.integrations._gate import Decision, HostGate, assistant_turn
+from donegate.integrations._gate import Decision, FrameworkGate, assistant_turn
 from donegate.messages import Ending, ToolCall, Turn
 
 try:
@@ -102,42 +100,13 @@ def response_turn(response: ModelResponse) -> Turn:
     )
 
 
-class PydanticAIGate(AbstractCapability[Any]):
+class PydanticAIGate(FrameworkGate, AbstractCapability[Any]):
     """The task file's completion gate as a pydantic-ai capability (exported as `DoneGate`)."""
 
-    def __init__(
-        self,
-        task: str | Path | TaskSpec,
-        *,
-        workdir: str | Path | None = None,
-        output_dir: str | Path | None = None,
-        check_timeout: float = 120.0,
-    ) -> None:
-        self._gate = HostGate(
-            task,
-            host=HOST,
-            host_version=pydantic_ai.__version__,
-            workdir=workdir,
-            output_dir=output_dir,
-            check_timeout=check_timeout,
-        )
-        self._decision: Decision | None = None
-        self._last: Turn | None = None
-
-    @property
-    def gate(self) -> HostGate:
-        """The framework-neutral gate (budget, transcript, task)."""
-        return self._gate
-
-    @property
-    def certificate(self) -> Path | None:
-        """The signed certificate's path, after a run the gate accepted."""
-        return self._gate.certificate
-
-    @property
-    def report(self) -> Path | None:
-        """The escalation report's path, after a run the gate stopped."""
-        return self._gate.report
+    host = HOST
+    host_version = pydantic_ai.__version__
+    _decision: Decision | None = None  # the gate's word on the last response
+    _last: Turn | None = None  # the last response, as a turn
 
     def get_instructions(self) -> Any:
         """The gate's note to the model: the completion condition, the checks, protected files."""

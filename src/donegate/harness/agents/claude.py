@@ -20,12 +20,12 @@ Measured on 2.1.197 and 2.1.332 (``shared/agent-hooks``):
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from donegate.harness.agents.base import AgentCLI, EventKind, ExecSetup, StopEvent, safe_id
+from donegate.harness.agents.home import OwnHome
 from donegate.harness.agents.transcript import jsonl_records
 from donegate.messages import Usage
 from donegate.records.checklist import TodoItem
@@ -49,14 +49,15 @@ _STATUS: dict[str, ItemStatus] = {
 
 def config_dir() -> Path:
     """Claude Code's own folder: ``$CLAUDE_CONFIG_DIR`` or ``~/.claude``."""
-    env = os.environ.get("CLAUDE_CONFIG_DIR")
-    return Path(env).expanduser() if env else Path.home() / ".claude"
+    return CLAUDE.home()
 
 
-class ClaudeCode(AgentCLI):
+class ClaudeCode(OwnHome, AgentCLI):
     """Claude Code's hook payloads and todo state."""
 
     name = "claude"
+    home_variable = "CLAUDE_CONFIG_DIR"
+    home_folder = ".claude"
     title = "Claude Code"
     stop_events: Mapping[str, EventKind] = {
         "Stop": "stop",
@@ -79,16 +80,6 @@ class ClaudeCode(AgentCLI):
                 label = task.get("description") or task.get("id") or "?"
                 out.append(f"{kind}: {label}"[:200])
         return tuple(out)
-
-    def data_roots(self) -> list[Path]:
-        """``$CLAUDE_CONFIG_DIR`` or ``~/.claude``."""
-        return [config_dir()]
-
-    def state_folders(self, env: Mapping[str, str]) -> list[Path]:
-        """``$CLAUDE_CONFIG_DIR`` or ``~/.claude`` of `env`."""
-        if env.get("CLAUDE_CONFIG_DIR"):
-            return [Path(env["CLAUDE_CONFIG_DIR"]).expanduser()]
-        return [_home(env) / ".claude"]
 
     def todos(self, event: StopEvent, transcript: TranscriptRef) -> list[TodoItem]:
         """Task files of the session (main agent only), then the latest TodoWrite list."""
@@ -204,10 +195,6 @@ def _claude_spend(stdout: str) -> Spend | None:
 def _n(data: dict[str, Any], key: str) -> int:
     value = data.get(key)
     return value if isinstance(value, int) and value >= 0 else 0
-
-
-def _home(env: Mapping[str, str]) -> Path:
-    return Path(env["HOME"]).expanduser() if env.get("HOME") else Path.home()
 
 
 def _task_files(folder: Path) -> list[TodoItem]:

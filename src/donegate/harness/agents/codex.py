@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING, Any
 
 from donegate.errors import UserError
 from donegate.harness.agents.base import AgentCLI, EventKind, ExecSetup, StopEvent, TodoStateError
+from donegate.harness.agents.home import OwnHome
 from donegate.harness.agents.transcript import jsonl_records
 from donegate.messages import Usage
 from donegate.records.checklist import TodoItem
@@ -55,14 +56,15 @@ _STATUS: dict[str, ItemStatus] = {
 
 def codex_home() -> Path:
     """Codex's own folder: ``$CODEX_HOME`` or ``~/.codex``."""
-    env = os.environ.get("CODEX_HOME")
-    return Path(env).expanduser() if env else Path.home() / ".codex"
+    return CODEX.home()
 
 
-class CodexCLI(AgentCLI):
+class CodexCLI(OwnHome, AgentCLI):
     """Codex CLI's hook payloads and goal state."""
 
     name = "codex"
+    home_variable = "CODEX_HOME"
+    home_folder = ".codex"
     title = "Codex CLI"
     stop_events: Mapping[str, EventKind] = {
         "Stop": "stop",
@@ -72,17 +74,6 @@ class CodexCLI(AgentCLI):
     default_deadline = 540.0  # hooks time out after 600 s
     config_file = ".codex/hooks.json"
     install_events = ("SessionStart", "Stop", "SubagentStop")
-
-    def data_roots(self) -> list[Path]:
-        """``$CODEX_HOME`` or ``~/.codex``."""
-        return [codex_home()]
-
-    def state_folders(self, env: Mapping[str, str]) -> list[Path]:
-        """``$CODEX_HOME`` or ``~/.codex`` of `env`."""
-        if env.get("CODEX_HOME"):
-            return [Path(env["CODEX_HOME"]).expanduser()]
-        home = Path(env["HOME"]).expanduser() if env.get("HOME") else Path.home()
-        return [home / ".codex"]
 
     def todos(self, event: StopEvent, transcript: TranscriptRef) -> list[TodoItem]:
         """The session's goal from ``thread_goals`` (main agent only: a goal is per thread)."""

@@ -5,18 +5,9 @@ from __future__ import annotations
 from typing import Any
 
 from donegate.errors import WireFormatError
-from donegate.messages import (
-    Part,
-    ServerToolPart,
-    TextPart,
-    ThinkingPart,
-    ToolCall,
-    Turn,
-    Usage,
-)
-from donegate.models import _rules
+from donegate.messages import Ending, Part, ServerToolPart, TextPart, ThinkingPart, ToolCall
+from donegate.models._chunks import ChunkStream
 from donegate.models._function_calls import arguments_raw
-from donegate.models._sse import loads
 from donegate.models._values import as_int, opt_str
 from donegate.models.cohere._parse import (
     API,
@@ -52,35 +43,21 @@ class _Call:
         self.chunks: list[str] = []
 
 
-class CohereStream:
+class CohereStream(ChunkStream):
     """Accumulates ``/v2/chat`` stream events into one `Turn`; ``message-end`` is final."""
 
+    api = API
+
     def __init__(self) -> None:
+        super().__init__()
         self._plan: list[str] = []
         self._blocks: dict[int, _Block] = {}
         self._calls: dict[int, _Call] = {}
         self._v1_parts: list[Part] = []
-        self._finish: str | None = None
-        self._finished = False
-        self._done = False  # ``[DONE]`` seen: the stream reached its normal end
         self._failure: str | None = None
-        self._usage = Usage()
-        self._id: str | None = None
-        self._error: tuple[str | None, str] | None = None
 
-    def feed(self, event: str | None, data: str) -> str:
-        """Take one event; return the visible text it added."""
-        if self._error is not None:
-            return ""
-        if data.strip() == "[DONE]":
-            self._done = True
-            return ""
-        try:
-            payload = loads(data)
-        except ValueError:
-            return ""
-        if not isinstance(payload, dict):
-            return ""
+    def _take(self, event: str | None, payload: dict[str, Any]) -> str:
+        """Take one event (v2 ``type``, v1 ``event_type``); return the visible text it added."""
         kind = payload.get("type") or payload.get("event_type") or event
         if kind == "error" or (kind is None and "message" in payload):
             self._error = error_fields(payload)
@@ -180,19 +157,7 @@ class CohereStream:
         parts.extend(self._v1_parts)
         return parts
 
-    def finish(self) -> Turn:
-        """The turn: an error event is an error; no ``message-end`` means truncated."""
-        parts = self._parts()
-        stop = None
-        if self._finished:
-            signal, raw, detail = stop_signal(self._finish, "finish_reason")
-            stop = signal, raw, self._failure or detail
-        return _rules.stream_turn(
-            api=API,
-            parts=parts,
-            usage=self._usage,
-            error=self._error,
-            stop=stop,
-            ended=self._done,
-            response_id=self._id,
-        )
+    def _stop(self) -> tuple[Ending, str | None, str | None]:
+        """The finish reason's ending; a failed ``message-end``'s error is its detail."""
+        signal, raw, detail = stop_signal(self._finish, "finish_reason")
+        return signal, raw, self._failure or detail

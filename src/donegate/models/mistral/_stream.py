@@ -4,18 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from donegate.messages import (
-    Part,
-    ServerToolPart,
-    TextPart,
-    ThinkingPart,
-    ToolCall,
-    Turn,
-    Usage,
-)
-from donegate.models import _rules
+from donegate.messages import Ending, Part, ServerToolPart, TextPart, ThinkingPart, ToolCall
+from donegate.models._chunks import ChunkStream
 from donegate.models._function_calls import arguments_raw
-from donegate.models._sse import loads
 from donegate.models._values import opt_str
 from donegate.models.mistral._parse import (
     API,
@@ -41,20 +32,16 @@ class _StreamCall:
         )
 
 
-class MistralStream:
+class MistralStream(ChunkStream):
     """Accumulates streamed ``chat.completion.chunk`` events into one `Turn`."""
 
+    api = API
+
     def __init__(self) -> None:
+        super().__init__()
         self._segments: list[tuple[str, list[str]]] = []  # ("text" | "thinking", chunks)
         self._other: list[Part] = []
         self._calls: dict[int, _StreamCall] = {}
-        self._finish: str | None = None
-        self._finished = False
-        self._done = False  # ``[DONE]`` seen: the stream reached its normal end
-        self._usage = Usage()
-        self._id: str | None = None
-        self._model: str | None = None
-        self._error: tuple[str | None, str] | None = None
 
     def _append(self, kind: str, text: str) -> None:
         """Consecutive deltas of one kind make one part, as the whole body would have."""
@@ -65,19 +52,8 @@ class MistralStream:
         else:
             self._segments.append((kind, [text]))
 
-    def feed(self, event: str | None, data: str) -> str:
+    def _take(self, event: str | None, chunk: dict[str, Any]) -> str:
         """Take one chunk; return the visible text it added."""
-        if self._error is not None:
-            return ""
-        if data.strip() == "[DONE]":
-            self._done = True
-            return ""
-        try:
-            chunk = loads(data)
-        except ValueError:
-            return ""
-        if not isinstance(chunk, dict):
-            return ""
         if event == "error" or is_error_body(chunk):
             self._error = error_fields(chunk)
             return ""
@@ -138,21 +114,14 @@ class MistralStream:
         if "arguments" in function:
             current.chunks.append(arguments_raw(function["arguments"]))
 
-    def finish(self) -> Turn:
-        """The turn: an error chunk is an error; no ``finish_reason`` means truncated."""
+    def _parts(self) -> list[Part]:
         parts: list[Part] = [
             TextPart(text="".join(chunks)) if kind == "text" else ThinkingPart(text="".join(chunks))
             for kind, chunks in self._segments
         ]
         parts.extend(self._other)
         parts.extend(self._calls[k].part() for k in sorted(self._calls))
-        return _rules.stream_turn(
-            api=API,
-            parts=parts,
-            usage=self._usage,
-            error=self._error,
-            stop=stop_signal(self._finish, "finish_reason") if self._finished else None,
-            ended=self._done,
-            model=self._model,
-            response_id=self._id,
-        )
+        return parts
+
+    def _stop(self) -> tuple[Ending, str | None, str | None]:
+        return stop_signal(self._finish, "finish_reason")
