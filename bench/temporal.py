@@ -41,8 +41,8 @@ sys.path.insert(0, str(ROOT))
 from bench.worker_throughput import (  # noqa: E402 - after the path set-up above
     Rate,
     _check_done,
+    _ended,
     _env,
-    _finished,
     _measure,
     _spec,
     _worker,
@@ -107,7 +107,7 @@ def temporal(
         for _ in range(processes)
     ]
     try:
-        rate = _measure(_finished(store), n, procs, timeout=120)
+        rate = _measure(_ended(store), n, procs, timeout=120)
     finally:
         for p in procs:  # a Temporal worker polls until told to stop
             p.send_signal(signal.SIGTERM)
