@@ -17,6 +17,7 @@ BODIES: list[tuple[Any, str]] = [
     ('[{"error": {"message": "boom"}}]', "boom"),
     ([1, OBJECT], "boom"),
     ("  upstream proxy error\n", "upstream proxy error"),
+    ('"a JSON string"', "a JSON string"),
     (b"", ""),
 ]
 
@@ -25,7 +26,16 @@ BODIES: list[tuple[Any, str]] = [
 @pytest.mark.parametrize(
     ("body", "message"),
     BODIES,
-    ids=["object", "list", "bytes", "json-list", "list-number-first", "text", "empty"],
+    ids=[
+        "object",
+        "list",
+        "bytes",
+        "json-list",
+        "list-number-first",
+        "text",
+        "json-string",
+        "empty",
+    ],
 )
 def test_each_format_reads_the_error_envelope_alike(api: str, body: Any, message: str) -> None:
     turn = classify(api, body, status=400)

@@ -25,6 +25,8 @@ def error_object(body: Any, *, limit: int = _TEXT_LIMIT) -> dict[str, Any] | str
             parsed = json.loads(body)
         except ValueError:
             return body.strip()[:limit]
+        if isinstance(parsed, str):  # a JSON string: its text
+            return parsed.strip()[:limit]
         if not isinstance(parsed, dict | list):
             return body.strip()[:limit]
         body = parsed
