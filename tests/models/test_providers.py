@@ -16,7 +16,13 @@ import pytest
 from donegate.errors import UserError
 from donegate.harness.custody import child_env
 from donegate.models import infer
-from donegate.models.providers import PROVIDER_SECRET_ENV, PROVIDERS, by_prefix, by_wire
+from donegate.models.providers import (
+    PROVIDER_SECRET_ENV,
+    PROVIDERS,
+    Provider,
+    by_prefix,
+    by_wire,
+)
 from donegate.models.registry import APIS, wire_format
 from donegate.testing._replay import request_path
 from donegate.testing._routes import Route, route, static_reply
@@ -38,6 +44,11 @@ def test_the_registry_reads_exactly_the_tables_wire_formats() -> None:
     for p in PROVIDERS:
         assert wire_format(p.wire).name == p.wire
         assert by_wire(p.wire) is p
+
+
+def test_a_row_infer_model_resolves_names_everything_it_builds() -> None:
+    with pytest.raises(ValueError, match="acme: a row with prefixes names its model class"):
+        Provider(wire="acme", wire_module="acme", prefixes=("acme",), sdk=("acme", "Client"))
 
 
 def test_infer_model_knows_exactly_the_tables_prefixes() -> None:

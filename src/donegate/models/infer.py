@@ -22,9 +22,10 @@ __all__ = ["PROVIDER_SECRET_ENV", "SCRIPT_SCHEME", "infer_model"]
 SCRIPT_SCHEME = "script:"
 """The prefix of a model that plays a script file (``script:FILE``) instead of calling one."""
 
-# the table's rows by prefix: `donegate.models.providers` is the one list of providers
+# the table's rows by prefix: `donegate.models.providers` is the one list of providers (a row
+# with prefixes always names its model class, SDK client and extra: `Provider.__post_init__`)
 _PROVIDERS: dict[str, Provider] = {
-    prefix: row for prefix in prefixes() if (row := by_prefix(prefix)) and row.model_class
+    prefix: row for prefix in prefixes() if (row := by_prefix(prefix)) is not None
 }
 
 
@@ -38,7 +39,7 @@ def _is_model(value: Any) -> TypeGuard[Model]:
 
 
 def _model_class(row: Provider) -> Any:
-    assert row.model_class is not None  # every row in `_PROVIDERS` has one
+    assert row.model_class is not None  # every row with prefixes has one
     module, cls = row.model_class
     return getattr(importlib.import_module(module), cls)
 

@@ -63,6 +63,10 @@ class Provider:
     listed_models: tuple[str, ...] = ()
     """The names the emulator's model list shows; any name is accepted in requests."""
 
+    def __post_init__(self) -> None:
+        if self.prefixes and None in (self.model_class, self.sdk, self.extra):
+            raise ValueError(f"{self.wire}: a row with prefixes names its model class, SDK, extra")
+
     @property
     def emulated(self) -> bool:
         """Whether the emulator serves this format."""
