@@ -104,7 +104,7 @@ def child_env(
         drop = set(GATE_SECRET_ENV) | set(hide) | _WITHHELD
     if not provider_keys:
         # imported here: every donegate program imports this module before anything else
-        from donegate.models.infer import PROVIDER_SECRET_ENV
+        from donegate.models.providers import PROVIDER_SECRET_ENV
 
         drop |= PROVIDER_SECRET_ENV
     return {k: v for k, v in (os.environ if base is None else base).items() if k not in drop}

@@ -15,17 +15,20 @@ _TEXT_LIMIT = 2000
 """How much of a non-JSON error body is kept as its message."""
 
 
-def error_object(body: Any) -> dict[str, Any] | str:
-    """The error body's JSON object, else the text to use as its message (``""`` for none)."""
+def error_object(body: Any, *, limit: int = _TEXT_LIMIT) -> dict[str, Any] | str:
+    """The error body's JSON object, else the text to use as its message (``""`` for none), cut
+    to `limit` characters."""
     if isinstance(body, bytes):
         body = body.decode("utf-8", errors="replace")
     if isinstance(body, str):
         try:
             parsed = json.loads(body)
         except ValueError:
-            return body.strip()[:_TEXT_LIMIT]
+            return body.strip()[:limit]
+        if isinstance(parsed, str):  # a JSON string: its text
+            return parsed.strip()[:limit]
         if not isinstance(parsed, dict | list):
-            return body.strip()[:_TEXT_LIMIT]
+            return body.strip()[:limit]
         body = parsed
     if isinstance(body, list):
         body = next((item for item in body if isinstance(item, dict)), None)

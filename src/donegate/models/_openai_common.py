@@ -8,7 +8,9 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 from donegate.messages import Ending, ErrorInfo, Turn, Usage
+from donegate.models._error_body import error_object
 from donegate.models._rules import context_exceeded, error_turn
+from donegate.models._values import exact_int
 from donegate.models.base import WireResponse
 
 __all__ = [
@@ -25,7 +27,7 @@ __all__ = [
 
 def int_or_zero(value: Any) -> int:
     """An int field, or 0 when absent or not an int (a bool is not one: JSON gives exact ints)."""
-    return value if type(value) is int else 0
+    return exact_int(value) or 0
 
 
 def new_id(prefix: str, length: int = 24) -> str:
@@ -54,17 +56,9 @@ def _error_object(body: Any) -> tuple[str | None, str, tuple[str, ...]]:
     The labels are the string ``code``, ``type`` and ``status`` fields: compatible servers put
     the meaning in any of them (Perplexity: ``"type": "too_many_prompt_tokens", "code": 400``).
     """
+    body = error_object(body, limit=500)  # Gemini's compatible endpoint wraps errors in a list
     if isinstance(body, str):
-        try:
-            body = json.loads(body)
-        except ValueError:
-            return None, body[:500], ()
-        if isinstance(body, str):
-            return None, body[:500], ()
-    if isinstance(body, list) and body:  # Gemini's compatible endpoint wraps errors in a list
-        body = body[0]
-    if not isinstance(body, Mapping):
-        return None, "", ()
+        return None, body, ()
     err = body.get("error", body)
     if isinstance(err, str):
         return None, err, ()

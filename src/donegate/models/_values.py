@@ -14,6 +14,7 @@ __all__ = [
     "append_merging_results",
     "as_int",
     "data_url",
+    "exact_int",
     "opt_float",
     "opt_str",
     "url_media",
@@ -37,6 +38,11 @@ def wire_fail(api: str) -> Fail:
         return WireFormatError(api, message, path=path)
 
     return fail
+
+
+def exact_int(value: Any) -> int | None:
+    """`value` when it is an integer (JSON's, so a bool is not one), else None."""
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
 def as_int(value: Any) -> int:

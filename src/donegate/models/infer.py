@@ -9,52 +9,24 @@ from typing import Any, TypeGuard
 from donegate._extras import require
 from donegate.errors import MissingExtra, UserError
 from donegate.models.base import Model
+from donegate.models.providers import (
+    PROVIDER_SECRET_ENV,
+    Provider,
+    by_prefix,
+    client_provider,
+    prefixes,
+)
 
 __all__ = ["PROVIDER_SECRET_ENV", "SCRIPT_SCHEME", "infer_model"]
 
 SCRIPT_SCHEME = "script:"
 """The prefix of a model that plays a script file (``script:FILE``) instead of calling one."""
 
-# provider prefix -> (module, class, SDK module, client class, extra)
-_PROVIDERS: dict[str, tuple[str, str, str, str, str]] = {
-    "openai": ("donegate.models.sdk", "OpenAIChatModel", "openai", "OpenAI", "openai"),
-    "openai-chat": ("donegate.models.sdk", "OpenAIChatModel", "openai", "OpenAI", "openai"),
-    "openai-responses": (
-        "donegate.models.sdk",
-        "OpenAIResponsesModel",
-        "openai",
-        "OpenAI",
-        "openai",
-    ),
-    "anthropic": ("donegate.models.sdk", "AnthropicModel", "anthropic", "Anthropic", "anthropic"),
-    "google": ("donegate.models.google", "GeminiModel", "google.genai", "Client", "gemini"),
-    "gemini": ("donegate.models.google", "GeminiModel", "google.genai", "Client", "gemini"),
+# the table's rows by prefix: `donegate.models.providers` is the one list of providers (a row
+# with prefixes always names its model class, SDK client and extra: `Provider.__post_init__`)
+_PROVIDERS: dict[str, Provider] = {
+    prefix: row for prefix in prefixes() if (row := by_prefix(prefix)) is not None
 }
-
-# provider prefix -> the environment variables its SDK reads an API key from
-_OPENAI_KEYS = ("OPENAI_API_KEY",)
-_GEMINI_KEYS = ("GEMINI_API_KEY", "GOOGLE_API_KEY")
-_KEYS: dict[str, tuple[str, ...]] = {
-    "openai": _OPENAI_KEYS,
-    "openai-chat": _OPENAI_KEYS,
-    "openai-responses": _OPENAI_KEYS,
-    "anthropic": ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN"),
-    "google": _GEMINI_KEYS,
-    "gemini": _GEMINI_KEYS,
-}
-PROVIDER_SECRET_ENV = frozenset(
-    {name for names in _KEYS.values() for name in names}
-    | {"AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_BEARER_TOKEN_BEDROCK"}
-    | {"MISTRAL_API_KEY", "CO_API_KEY", "COHERE_API_KEY", "AZURE_OPENAI_API_KEY"}
-)
-"""Every provider credential variable: checks and ``run_command`` never get them
-(`donegate.harness.custody.child_env`)."""
-
-# provider prefix -> the variable that switches it to keyless auth (Vertex AI: Google ADC)
-_KEYLESS = {"google": "GOOGLE_GENAI_USE_VERTEXAI", "gemini": "GOOGLE_GENAI_USE_VERTEXAI"}
-
-# SDK package of a client object -> provider prefix
-_CLIENT_PACKAGES = {"openai": "openai", "anthropic": "anthropic", "google": "google"}
 
 
 def _is_model(value: Any) -> TypeGuard[Model]:
@@ -66,26 +38,25 @@ def _is_model(value: Any) -> TypeGuard[Model]:
     )
 
 
-def _model_class(provider: str) -> Any:
-    module, cls, *_ = _PROVIDERS[provider]
+def _model_class(row: Provider) -> Any:
+    assert row.model_class is not None  # every row with prefixes has one
+    module, cls = row.model_class
     return getattr(importlib.import_module(module), cls)
 
 
-def _check_key(model: str, provider: str) -> None:
+def _check_key(model: str, row: Provider) -> None:
     """A missing API key is one line naming the variable, not the SDK's error at first call."""
-    keyless = _KEYLESS.get(provider)
+    keyless = row.keyless
     if keyless and os.environ.get(keyless, "").lower() in ("1", "true", "yes"):
         return
-    names = _KEYS.get(provider, ())
+    names = row.keys
     if not names or any(os.environ.get(n) for n in names):
         return
-    if provider in ("google", "gemini"):
+    if row.keys_alike:
         wanted = " or ".join(names)
     else:
         wanted = f"{names[0]} (or {', '.join(names[1:])})" if len(names) > 1 else names[0]
-    hint = " (any value, for a compatible server at OPENAI_BASE_URL that takes none)"
-    suffix = hint if names == _OPENAI_KEYS else ""
-    raise UserError(f"{model} needs an API key: set {wanted}{suffix}")
+    raise UserError(f"{model} needs an API key: set {wanted}{row.key_hint}")
 
 
 def infer_model(model: Model | str | Any, *, model_name: str | None = None) -> Model:
@@ -114,9 +85,11 @@ def infer_model(model: Model | str | Any, *, model_name: str | None = None) -> M
                 f"unknown model {model!r}; expected 'provider:model' with provider one of "
                 f"{', '.join(sorted(_PROVIDERS))}"
             )
-        _, _, sdk, client_cls, extra = _PROVIDERS[provider]
+        row = _PROVIDERS[provider]
+        assert row.sdk is not None and row.extra is not None  # every inferable row has both
+        (sdk, client_cls), extra = row.sdk, row.extra
         require(extra)  # every missing package of the extra, in one line
-        _check_key(model, provider)
+        _check_key(model, row)
         try:
             client = getattr(importlib.import_module(sdk), client_cls)()
         except ImportError:
@@ -124,11 +97,11 @@ def infer_model(model: Model | str | Any, *, model_name: str | None = None) -> M
         except Exception as exc:  # each SDK has its own error for a client it cannot build
             message = " ".join(str(exc).split())[:300]
             raise UserError(f"{model}: cannot create the {provider} client: {message}") from None
-        return _model_class(provider)(client, name)  # type: ignore[no-any-return]
+        return _model_class(row)(client, name)  # type: ignore[no-any-return]
     package = type(model).__module__.split(".")[0]
-    client_provider = _CLIENT_PACKAGES.get(package)
-    if client_provider is None:
+    wrapping = client_provider(package)
+    if wrapping is None:
         raise UserError(f"cannot use {type(model).__name__} as a model")
     if not model_name:
         raise UserError(f"model_name is required with a {type(model).__name__} client")
-    return _model_class(client_provider)(model, model_name)  # type: ignore[no-any-return]
+    return _model_class(wrapping)(model, model_name)  # type: ignore[no-any-return]

@@ -8,18 +8,11 @@ from typing import Any
 from donegate.errors import UserError, WireFormatError
 from donegate.messages import Turn
 from donegate.models.base import WireFormat
+from donegate.models.providers import PROVIDERS
 
 __all__ = ["APIS", "classify", "wire_format"]
 
-_MODULES: dict[str, str] = {
-    "openai-chat": "donegate.models.openai_chat",
-    "openai-responses": "donegate.models.openai_responses",
-    "anthropic-messages": "donegate.models.anthropic_messages",
-    "gemini": "donegate.models.gemini",
-    "bedrock-converse": "donegate.models.bedrock_converse",
-    "mistral": "donegate.models.mistral",
-    "cohere": "donegate.models.cohere",
-}
+_MODULES: dict[str, str] = {p.wire: p.wire_module for p in PROVIDERS}
 APIS: tuple[str, ...] = tuple(_MODULES)
 """Every wire format donegate reads."""
 

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 from donegate.errors import DonegateError
 from donegate.messages import Ending, Message, ToolResult, Turn
 from donegate.models.base import ModelRequest
+from donegate.models.providers import by_wire
 from donegate.models.registry import wire_format
 
 if TYPE_CHECKING:
@@ -188,11 +189,8 @@ def request_path(api: str, model: str, stream: bool) -> str:
     if api == "gemini":
         verb = "streamGenerateContent?alt=sse" if stream else "generateContent"
         return f"/v1beta/models/{model.removeprefix('models/')}:{verb}"
-    return {
-        "openai-chat": "/v1/chat/completions",
-        "openai-responses": "/v1/responses",
-        "anthropic-messages": "/v1/messages",
-    }.get(api, "/")
+    row = by_wire(api)
+    return row.paths[0] if row is not None and row.paths else "/"
 
 
 def turn_key(turn: Turn, ids: Mapping[str, str], redact: Redact) -> Any:

@@ -18,6 +18,7 @@ from donegate._files import nested_deeper
 from donegate.messages import Ending, ErrorInfo, Message, TextPart, Turn
 from donegate.models._sse import iter_sse
 from donegate.models.base import ModelRequest
+from donegate.models.providers import PROVIDERS, by_wire
 from donegate.models.registry import wire_format
 from donegate.testing.player import is_retryable
 
@@ -34,6 +35,7 @@ __all__ = [
     "error_reply",
     "head_problem",
     "json_body",
+    "listed_models",
     "malformed_reply",
     "redact_query",
     "route",
@@ -49,14 +51,10 @@ HOP_HEADERS = frozenset(("content-length", "content-encoding", "transfer-encodin
 PROXY_DROP = frozenset(("host", "content-length", "connection", "accept-encoding"))
 """Request headers not forwarded upstream (the client sets its own)."""
 
-MODELS = {
-    "openai": ("gpt-4o-mini", "gpt-4.1", "gpt-5"),
-    "anthropic": ("claude-sonnet-4-6", "claude-haiku-4-5", "claude-opus-4-8"),
-    "gemini": ("gemini-2.5-flash", "gemini-2.5-pro"),
-}
-"""The names the model lists show; any name is accepted in requests."""
-
-_GEMINI = re.compile(r"^/(?:v1beta|v1|v1alpha)/(?:models|tunedModels)/([^/:]+):(\w+)$")
+# the provider table's emulator columns: request paths -> wire format
+_MODEL_PATHS = {path: p.wire for p in PROVIDERS for path in p.paths}
+_COUNT_PATHS = {path: p.wire for p in PROVIDERS for path in p.count_paths}
+_PATTERNS = tuple((re.compile(p.path_pattern), p.wire) for p in PROVIDERS if p.path_pattern)
 _GEMINI_LIST = re.compile(r"^/(?:v1beta|v1|v1alpha)/models/?$")
 _MODEL_INFO = re.compile(r"^/(?:v1|v1beta)/models/([^/:]+)$")
 MAX_DEPTH = 100
@@ -68,9 +66,6 @@ MAX_HEADERS = 256
 _MAX_LINE = 8 * 1024
 _REQUEST_LINE = re.compile(rb"([!#$%&'*+.^_`|~0-9A-Za-z-]+) (\S+) HTTP/(\d+\.\d+)")
 _METHOD_PREFIX = re.compile(rb"[!#$%&'*+.^_`|~0-9A-Za-z-]{0,32}(?: |$)")
-
-_OPENAI = {"/v1/chat/completions": "openai-chat", "/chat/completions": "openai-chat",
-           "/v1/responses": "openai-responses", "/responses": "openai-responses"}  # fmt: skip
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -121,19 +116,18 @@ def route(method: str, path: str, headers: Mapping[str, str], query: str = "") -
     if method in ("GET", "HEAD") and path in ("", "/"):
         return Route("ping")
     if method == "POST":
-        if path in _OPENAI:
-            return Route("model", _OPENAI[path])
-        if path in ("/v1/messages", "/messages"):
-            return Route("model", "anthropic-messages")
-        if path in ("/v1/messages/count_tokens", "/messages/count_tokens"):
-            return Route("count_tokens", "anthropic-messages")
-        m = _GEMINI.match(path)
-        if m and m.group(2) in ("generateContent", "streamGenerateContent"):
-            stream = m.group(2) == "streamGenerateContent"
-            sse = "alt=sse" in query
-            return Route("model", "gemini", m.group(1), stream, stream and not sse)
-        if m and m.group(2) == "countTokens":
-            return Route("count_tokens", "gemini", m.group(1))
+        if path in _MODEL_PATHS:
+            return Route("model", _MODEL_PATHS[path])
+        if path in _COUNT_PATHS:
+            return Route("count_tokens", _COUNT_PATHS[path])
+        for pattern, api in _PATTERNS:  # Gemini's: the model and the method are in the path
+            m = pattern.match(path)
+            if m and m.group(2) in ("generateContent", "streamGenerateContent"):
+                stream = m.group(2) == "streamGenerateContent"
+                sse = "alt=sse" in query
+                return Route("model", api, m.group(1), stream, stream and not sse)
+            if m and m.group(2) == "countTokens":
+                return Route("count_tokens", api, m.group(1))
     if method == "GET":
         if path in ("/v1/models", "/models"):
             api = "anthropic-messages" if "anthropic-version" in headers else "openai-chat"
@@ -302,18 +296,27 @@ def _model_info(api: str | None, name: str) -> dict[str, Any]:
     return {"id": name, "object": "model", "created": 1735689600, "owned_by": "donegate"}
 
 
+def listed_models(api: str | None) -> tuple[str, ...]:
+    """The names the model list of `api` shows (OpenAI's for any other); any name is accepted
+    in requests."""
+    row = by_wire(api) if api is not None else None
+    if row is None or not row.listed_models:
+        row = by_wire("openai-chat")
+    return row.listed_models if row is not None else ()
+
+
 def _model_list(api: str | None) -> dict[str, Any]:
+    names = listed_models(api)
     if api == "gemini":
-        return {"models": [_model_info(api, n) for n in MODELS["gemini"]]}
+        return {"models": [_model_info(api, n) for n in names]}
     if api == "anthropic-messages":
-        names = MODELS["anthropic"]
         return {
             "data": [_model_info(api, n) for n in names],
             "has_more": False,
             "first_id": names[0],
             "last_id": names[-1],
         }
-    return {"object": "list", "data": [_model_info(api, n) for n in MODELS["openai"]]}
+    return {"object": "list", "data": [_model_info(api, n) for n in names]}
 
 
 def sse_to_array(reply: Reply) -> Reply:

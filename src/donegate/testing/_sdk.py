@@ -11,6 +11,7 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 from donegate.errors import MissingExtra, UserError
+from donegate.models.providers import PROVIDERS
 
 if TYPE_CHECKING:
     from donegate.testing.player import ScriptedModel
@@ -20,7 +21,7 @@ __all__ = ["BASE_URL", "SDK_APIS", "sdk_client"]
 BASE_URL = "http://donegate.test"
 """The host SDK clients made by `sdk_client` talk to (never resolved: the transport answers)."""
 
-SDK_APIS = ("openai-chat", "openai-responses", "anthropic-messages", "gemini")
+SDK_APIS = tuple(p.wire for p in PROVIDERS if p.sdk is not None)
 """The wire formats `sdk_client` can build an official client for."""
 
 

@@ -152,6 +152,27 @@ def test_a_stuck_agent_escalates_after_max_continuations_exit_3(
         "block", "block", "block", None]  # fmt: skip
 
 
+def test_exec_hands_its_budget_to_the_hooks_through_its_run_record_not_argv(
+    ab_task: Path, homes: dict[str, Path], bin_dir: Path, tmp_path: Path
+) -> None:
+    """Outside the sandbox the hook command is in the CLI's settings: it carries no
+    ``--max-continuations``, and the hooks still keep exec's budget (1, under the task's 2)."""
+    proc, summary, calls = run_exec(
+        ["--task", str(ab_task), "--json", "--max-continuations", "1", "--isolation", "process",
+         "--", "claude", "-p", "x"],
+        [HALF, TALK], homes=homes, bin_dir=bin_dir, tmp_path=tmp_path,
+    )  # fmt: skip
+    assert proc.returncode == 3, proc.stderr
+    assert summary is not None and (summary["status"], summary["continuations"]) == ("escalated", 1)
+    assert [c["answer"]["decision"] if c["answer"] else None for c in calls[1:]] == ["block", None]
+    [run_dir] = (homes["data"] / "exec").iterdir()
+    assert json.loads((run_dir / "run.json").read_text())["budget"] == 1
+    hooks = json.loads((run_dir / "claude-settings.json").read_text())["hooks"]
+    commands = [h["command"] for event in hooks.values() for m in event for h in m["hooks"]]
+    assert commands and all(" hook claude --task " in c for c in commands)
+    assert not any("--max-continuations" in c for c in commands)
+
+
 def test_ticked_todos_do_not_make_a_failing_task_done(
     ab_task: Path, homes: dict[str, Path], bin_dir: Path, tmp_path: Path
 ) -> None:

@@ -34,6 +34,7 @@ __all__ = [
     "cap_claim",
     "choose_store",
     "exec_dir",
+    "exec_record",
     "load_state",
     "report_to_exec",
     "save_state",
@@ -63,7 +64,8 @@ class HookOptions:
     fail_open: bool = False
     """Let the stop through when the hook itself fails (default: block, counted)."""
     max_continuations: int | None = None
-    """Override the task's ``max_continuations``."""
+    """Override the task's ``max_continuations`` (and an exec run's budget): an explicit
+    ``--max-continuations`` wins; without it the hook reads the budget itself (`budget_of`)."""
     budget_usd: float | None = None
     """Override the task's ``budget.usd`` (``exec --budget-usd`` hands it to its hooks)."""
     budget_tokens: int | None = None
@@ -211,10 +213,30 @@ def save_state(call: HookCall, path: Path, state: HookState) -> Path | None:
 
 
 def budget_of(call: HookCall, spec: TaskSpec | None) -> int:
-    """Blocks allowed: the command line's override, the task's, else `FALLBACK_BUDGET`."""
+    """Blocks allowed, from one source each in turn: an explicit ``--max-continuations``; the
+    ``donegate exec`` run's budget (its record, written before the agent started, holds the
+    task's ``max_continuations`` or exec's own override); the task's; else `FALLBACK_BUDGET`.
+
+    Exec writes no ``--max-continuations`` into the hook's command line: the budget is read
+    here, from the record exec keeps in the data directory, not parsed back from argv.
+    """
     if call.options.max_continuations is not None:
         return call.options.max_continuations
+    if call.options.exec_run:
+        budget = (exec_record(call.options.exec_run) or {}).get("budget")
+        if isinstance(budget, int) and not isinstance(budget, bool) and budget >= 0:
+            return budget
     return spec.max_continuations if spec is not None else FALLBACK_BUDGET
+
+
+def exec_record(run_id: str) -> dict[str, Any] | None:
+    """The ``run.json`` record of the ``donegate exec`` run `run_id`; None when it cannot be
+    read or is not a JSON object."""
+    with contextlib.suppress(OSError, ValueError):
+        record = json.loads((exec_dir(run_id) / "run.json").read_text(encoding="utf-8"))
+        if isinstance(record, dict):
+            return record
+    return None
 
 
 def report_to_exec(

@@ -182,7 +182,8 @@ def exec_agent(
               "protected": manifest}  # fmt: skip
     (run_dir / "run.json").write_text(json.dumps(record, indent=1), encoding="utf-8")
 
-    extra = ("--exec-run", run_id, "--max-continuations", str(budget), *_budget_args(spec))
+    # no --max-continuations: the hook reads `budget` from run.json (`call.budget_of`)
+    extra = ("--exec-run", run_id, *_budget_args(spec))
     deadline = EXEC_HOOK_TIMEOUT_S - 60
     hook = hook_command(agent, task_path, deadline=deadline, extra=extra)
     with contextlib.ExitStack() as stack:

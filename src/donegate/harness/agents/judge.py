@@ -7,7 +7,6 @@ against.
 from __future__ import annotations
 
 import contextlib
-import json
 import time
 from collections.abc import Sequence
 from pathlib import Path
@@ -15,7 +14,7 @@ from typing import Any
 
 from donegate.harness.agents import protected
 from donegate.harness.agents.base import AgentCLI, StopEvent, TodoStateError
-from donegate.harness.agents.call import HookCall, exec_dir
+from donegate.harness.agents.call import HookCall, exec_record
 from donegate.harness.agents.deadline import run_checks_by
 from donegate.harness.agents.report import certify
 from donegate.harness.agents.state import CheckBrief, HookState, TodoRecord
@@ -185,9 +184,8 @@ def baseline(
     workdir: changes made before it cannot be seen (install registers a session-start hook).
     """
     if call.options.exec_run:
-        with contextlib.suppress(OSError, ValueError):
-            record = json.loads((exec_dir(call.options.exec_run) / "run.json").read_text())
-            if isinstance(record, dict) and isinstance(record.get("protected"), dict):
-                manifest: dict[str, Any] = record["protected"]
-                return manifest
+        record = exec_record(call.options.exec_run) or {}
+        if isinstance(record.get("protected"), dict):
+            manifest: dict[str, Any] = record["protected"]
+            return manifest
     return protected.take(spec, root, task_path, session=session)

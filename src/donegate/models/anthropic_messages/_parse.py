@@ -6,7 +6,6 @@ Shared by the non-streamed parser, the stream accumulator (which rebuilds the sa
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -22,6 +21,7 @@ from donegate.messages import (
     Turn,
     Usage,
 )
+from donegate.models._error_body import error_object
 from donegate.models._rules import (
     CUT_OFF,
     context_exceeded,
@@ -29,6 +29,7 @@ from donegate.models._rules import (
     make_turn,
     missing_reason,
 )
+from donegate.models._values import exact_int
 
 __all__ = [
     "API",
@@ -162,8 +163,9 @@ def _tool_use(block: Mapping[str, Any], path: str) -> ToolCall:
 
 def _count(raw: Mapping[str, Any], key: str, strict: bool) -> int:
     value = raw.get(key)
-    if isinstance(value, int) and not isinstance(value, bool):
-        return value
+    number = exact_int(value)
+    if number is not None:
+        return number
     if value is None or not strict:
         return 0
     raise _fail(f"usage.{key}", f"expected an integer, got {type(value).__name__}")
@@ -239,17 +241,9 @@ def error_fields(body: Any) -> tuple[str | None, str]:
     Anthropic: ``{"type": "error", "error": {"type", "message"}}``; Bedrock: ``{"message"}``;
     Vertex: ``{"error": {"code", "message", "status"}}``, sometimes inside a list; raw text.
     """
-    if isinstance(body, list) and body:
-        body = body[0]
-    if isinstance(body, bytes):
-        body = body.decode("utf-8", errors="replace")
+    body = error_object(body, limit=500)
     if isinstance(body, str):
-        try:
-            body = json.loads(body)
-        except ValueError:
-            return None, body.strip()[:500]
-    if not isinstance(body, Mapping):
-        return None, ""
+        return None, body
     err = body.get("error", body)
     if isinstance(err, str):
         return None, err

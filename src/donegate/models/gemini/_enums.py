@@ -25,7 +25,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from donegate.models._values import MAPPING
+from donegate.models._values import MAPPING, exact_int
 
 __all__ = [
     "BLOCK_REASON",
@@ -198,15 +198,11 @@ _Tree = Any
 """A parsed JSON value."""
 
 
-def _number(value: Any) -> int | None:
-    return value if isinstance(value, int) and not isinstance(value, bool) else None
-
-
 def _field(obj: _Tree, key: str, enum: Enum, dialect: Dialect | None) -> _Tree:
     """`obj` with ``obj[key]`` named, when it is an object holding a number there."""
     if not isinstance(obj, MAPPING):
         return obj
-    number = _number(obj.get(key))
+    number = exact_int(obj.get(key))
     if number is None:
         return obj
     return {**obj, key: enum.label(number, dialect)}

@@ -12,7 +12,9 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from donegate.messages import Ending, ErrorInfo, Part, Turn, Usage
+from donegate.models._error_body import error_object as read_error_body
 from donegate.models._rules import context_exceeded, error_turn
+from donegate.models._values import exact_int
 from donegate.models.base import WireResponse
 from donegate.models.gemini._parse import API
 
@@ -63,20 +65,9 @@ def _retry_delay(details: Any) -> float | None:
 
 def error_fields(body: Any) -> tuple[int | None, str | None, str, float | None]:
     """``(code, status name, message, retry delay)`` from an error body of any shape."""
-    if isinstance(body, bytes):
-        body = body.decode("utf-8", errors="replace")
+    body = read_error_body(body, limit=1000)
     if isinstance(body, str):
-        stripped = body.strip()
-        try:
-            body = json.loads(stripped) if stripped[:1] in ("{", "[") else stripped
-        except ValueError:
-            body = stripped
-        if isinstance(body, str):
-            return None, None, body[:1000], None
-    if isinstance(body, list):
-        body = body[0] if body else None
-    if not isinstance(body, Mapping):
-        return None, None, "", None
+        return None, None, body, None
     err = body.get("error", body)
     if isinstance(err, str):
         return None, None, err, None
@@ -86,7 +77,7 @@ def error_fields(body: Any) -> tuple[int | None, str | None, str, float | None]:
     kind = err.get("status")
     message = err.get("message")
     return (
-        code if isinstance(code, int) and not isinstance(code, bool) else None,
+        exact_int(code),
         kind if isinstance(kind, str) else None,
         message if isinstance(message, str) else ("" if message is None else str(message)),
         _retry_delay(err.get("details")),

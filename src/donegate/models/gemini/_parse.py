@@ -25,7 +25,7 @@ from donegate.messages import (
     Usage,
 )
 from donegate.models._rules import make_turn, missing_reason
-from donegate.models._values import MAPPING
+from donegate.models._values import MAPPING, exact_int
 from donegate.models.gemini._enums import decode_response
 
 __all__ = [
@@ -171,8 +171,9 @@ def _count(raw: Mapping[str, Any], key: str) -> int:
     value = raw.get(key)
     if value is None:
         return 0
-    if isinstance(value, int) and not isinstance(value, bool):
-        return value
+    number = exact_int(value)
+    if number is not None:
+        return number
     raise WireFormatError(API, "expected an integer", path=f"usageMetadata.{key}")
 
 

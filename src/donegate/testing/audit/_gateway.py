@@ -19,7 +19,9 @@ from typing import Any
 from donegate.errors import UserError
 from donegate.messages import Ending, Message, TextPart, Turn
 from donegate.models.base import ModelRequest, ToolSpec
+from donegate.models.providers import PROVIDERS
 from donegate.models.registry import wire_format
+from donegate.testing._replay import request_path
 from donegate.testing.audit._runner import AuditReport, ScenarioResult, expressible
 from donegate.testing.audit._scenarios import PROMPT, SCENARIOS, Scenario, ToolShape
 from donegate.testing.emulator import CONVERSATION_HEADER, Emulator
@@ -31,15 +33,10 @@ _MODEL = "gpt-4o-mini"
 
 def _path(api: str) -> str:
     """The non-streamed endpoint of `api` (the emulator's own routes)."""
-    paths = {
-        "openai-chat": "/v1/chat/completions",
-        "openai-responses": "/v1/responses",
-        "anthropic-messages": "/v1/messages",
-        "gemini": "/v1beta/models/gemini-2.5-flash:generateContent",
-    }
-    if api not in paths:
-        raise UserError(f"--api {api}: gateway mode speaks {', '.join(paths)}")
-    return paths[api]
+    spoken = [p.wire for p in PROVIDERS if p.emulated]
+    if api not in spoken:
+        raise UserError(f"--api {api}: gateway mode speaks {', '.join(spoken)}")
+    return request_path(api, "gemini-2.5-flash", stream=False)
 
 
 def gateway_upstream(
