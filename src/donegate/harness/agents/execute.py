@@ -55,7 +55,7 @@ from donegate.records.report import EscalationReport
 from donegate.records.status import TaskOutcome, TaskStatus
 from donegate.results import Spend
 from donegate.sandbox import Isolation, resolve
-from donegate.spend import overrun
+from donegate.spend import overrun, price_book
 
 __all__ = [
     "EXEC_HOOK_TIMEOUT_S",
@@ -246,8 +246,6 @@ def exec_agent(
             "error": error}  # fmt: skip
     decided = _decide(spec, agent, root=root, run_dir=run_dir, manifest=manifest, info=info,
                       started=started, budget=budget, task_path=task_path)  # fmt: skip
-    from donegate.spend import price_book  # here: a session's end prices its tokens
-
     spent = agent.spend_of(stdout, prices=price_book(spec.prices))
     return _over_budget(spec, agent, replace(decided, isolation=chosen), spent)
 
