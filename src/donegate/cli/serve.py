@@ -31,7 +31,13 @@ TOKEN_ENV = SERVE_TOKEN_ENV
 
 @app.command("serve")
 @click.option("--host", default="127.0.0.1", show_default=True, help="The address to bind.")
-@click.option("--port", default=8700, show_default=True, type=click.IntRange(0, 65535))
+@click.option(
+    "--port",
+    default=8700,
+    show_default=True,
+    type=click.IntRange(0, 65535),
+    help="Port (0: a free one, printed).",
+)
 @click.option(
     "--token",
     "tokens",
