@@ -3,12 +3,12 @@
 ``python -m donegate.cli._resident_server SOCKET PRELOAD``, started detached by a cold stop
 (`donegate.cli._resident.spawn_server`). It imports what a stop uses (``donegate.cli.hook`` and
 the modules in PRELOAD, the comma-separated names the cold stop had imported), takes a lock
-beside SOCKET (one server per socket; the lock file holds its pid), binds it and waits. For each call it checks the peer's
-uid, the protocol and its code stamp, then forks a child that says it started, takes the
-client's descriptors as 0, 1 and 2, its environment, working directory, umask and arguments,
-and runs `donegate.cli.main`: the cold path's code in a fresh process. The server sends the
-child's wait status back and closes. A client that hangs up (the CLI gave up on the hook) gets
-its child ended with SIGTERM, as the CLI would end a cold hook.
+beside SOCKET (one server per socket; the lock file holds its pid), binds it and waits. For
+each call it checks the peer's uid, the protocol and its code stamp, then forks a child that
+says it started, takes the client's descriptors as 0, 1 and 2, its environment, working
+directory, umask and arguments, and runs `donegate.cli.main`: the cold path's code in a fresh
+process. The server sends the child's wait status back and closes. A client that hangs up (the
+CLI gave up on the hook) gets its child ended with SIGTERM, as the CLI would end a cold hook.
 
 It exits when no call came for ``$DONEGATE_HOOK_RESIDENT_IDLE`` seconds (default 600), when its
 socket is gone or replaced, and after refusing a call because the donegate files it loaded
