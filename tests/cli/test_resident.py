@@ -357,3 +357,19 @@ def test_a_socket_path_too_long_or_a_folder_not_private_means_the_cold_path(
     assert _resident.run_warm(["hook", "claude"]) is None
     os.chmod(gate, 0o700)
     assert _resident._private_dir(str(gate))
+
+
+@pytest.mark.slow
+def test_a_call_of_another_protocol_or_installation_is_refused(
+    tmp_path: Path, servers: list[Server]
+) -> None:
+    server = Server(tmp_path / "home")
+    servers.append(server)
+    good = _resident._request(["hook", "claude"])
+    for change, why in (({"protocol": 0}, "protocol 0"), ({"installed": ["/x", "/y"]}, "another")):
+        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as conn:
+            conn.connect(server.path)
+            _resident.write_message(conn, {**good, **change}, (0, 1, 2))
+            reply, _ = _resident.read_message(conn)
+        assert str(reply["refused"]).startswith(why), reply
+    assert server.proc.poll() is None  # refused, and still serving

@@ -39,6 +39,7 @@ from typing import NoReturn
 from donegate.cli._resident import (
     IDLE_ENV,
     PROTOCOL,
+    installed,
     peer_uid,
     read_message,
     write_message,
@@ -216,6 +217,8 @@ class _Server:
             return f"protocol {message.get('protocol')!r}, this server speaks {PROTOCOL}"
         if len(fds) != 3:
             return f"{len(fds)} descriptors passed, expected 3"
+        if message.get("installed") != list(installed()):
+            return "another interpreter or donegate installation"
         try:
             _parse(message)
         except ValueError as exc:
