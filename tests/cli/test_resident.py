@@ -373,3 +373,15 @@ def test_a_call_of_another_protocol_or_installation_is_refused(
             reply, _ = _resident.read_message(conn)
         assert str(reply["refused"]).startswith(why), reply
     assert server.proc.poll() is None  # refused, and still serving
+
+
+@pytest.mark.parametrize("code", [0, 3, -signal.SIGTERM, -signal.SIGKILL])
+def test_the_client_exits_as_the_child_did(code: int) -> None:
+    """A child's exit code is the client's; a signal that ended the child ends the client."""
+    proc = subprocess.run(
+        [sys.executable, "-c", f"from donegate.cli import _exit_as; _exit_as({code})"],
+        capture_output=True,
+        timeout=WAIT_S,
+        check=False,
+    )
+    assert proc.returncode == code, proc.stderr

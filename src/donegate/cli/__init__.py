@@ -65,7 +65,8 @@ def _exit_as(code: int) -> NoReturn:
         import os
         import signal
 
-        signal.signal(-code, signal.SIG_DFL)
+        with contextlib.suppress(OSError, ValueError):  # SIGKILL's cannot be set, nor needs it
+            signal.signal(-code, signal.SIG_DFL)
         os.kill(os.getpid(), -code)
         sys.exit(128 - code)
     sys.exit(code)
