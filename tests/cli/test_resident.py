@@ -385,3 +385,41 @@ def test_the_client_exits_as_the_child_did(code: int) -> None:
         check=False,
     )
     assert proc.returncode == code, proc.stderr
+
+
+def _children(pid: int) -> list[str]:
+    return Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
+
+
+@pytest.mark.slow
+def test_a_client_that_hangs_up_has_its_child_ended(tmp_path: Path, servers: list[Server]) -> None:
+    """The CLI gave up on the hook (its timeout killed it): the stop it abandoned is ended, as the
+    CLI would end a cold hook, instead of running on against descriptors nobody reads."""
+    work = tmp_path / "work"
+    work.mkdir()
+    home = tmp_path / "home"
+    server = Server(home)
+    servers.append(server)
+    task = tmp_path / "slow.yaml"
+    task.write_text("id: t\nprompt: p\nchecks:\n  - run: ['sleep', '90']\n")
+    payload = {"session_id": "s1", "cwd": str(work), "hook_event_name": "Stop",
+               "stop_hook_active": False, "last_assistant_message": "done"}  # fmt: skip
+    client = subprocess.Popen(
+        [sys.executable, "-m", "donegate", "hook", "claude", "--task", str(task)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        env=_env(home),
+        cwd=work,
+    )
+    assert client.stdin is not None
+    client.stdin.write(json.dumps(payload).encode())
+    client.stdin.close()
+    _wait_for(lambda: _children(server.proc.pid), "the child of the stop")
+    client.kill()
+    client.wait(timeout=WAIT_S)
+    deadline = time.monotonic() + 60  # well inside the check's 90 s: the child did not just end
+    while _children(server.proc.pid):
+        assert time.monotonic() < deadline, "the abandoned stop's child still runs"
+        time.sleep(0.05)
+    assert server.proc.poll() is None
