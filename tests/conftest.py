@@ -42,6 +42,9 @@ def donegate_home(
     forget_taken_key()  # a key an in-process `main()` took from an earlier test's environment
     home = tmp_path_factory.mktemp("donegate-home")
     monkeypatch.setenv("DONEGATE_HOME", str(home))
+    # no resident hook gate left behind by each test's `donegate hook` processes (one per data
+    # directory, idle for minutes); tests/cli/test_resident.py turns it on where it tests it
+    monkeypatch.setenv("DONEGATE_HOOK_RESIDENT", "0")
     yield home
 
 

@@ -17,6 +17,8 @@ __all__ = [
     "DATA_DIR_ENV",
     "DATA_LAYOUT",
     "DB_ENV",
+    "HOOK_RESIDENT_ENV",
+    "HOOK_RESIDENT_IDLE_ENV",
     "IDEMPOTENCY_KEY_ENV",
     "ISOLATION_ENV",
     "ISOLATION_MODES",
@@ -62,6 +64,10 @@ PROCESS_TOKEN_ENV = "DONEGATE_PROCESS_TOKEN"
 """Set in every child the harness starts, so its leftovers can be found and ended."""
 REASON_ENV = "DONEGATE_REASON"
 """Set for ``donegate exec --resume CMD``: the gate's reason for the continuation."""
+HOOK_RESIDENT_ENV = "DONEGATE_HOOK_RESIDENT"
+"""``0``: every ``donegate hook`` stop runs in its own process, without the resident gate."""
+HOOK_RESIDENT_IDLE_ENV = "DONEGATE_HOOK_RESIDENT_IDLE"
+"""Seconds the resident hook gate waits for a stop before it exits (default 600)."""
 
 
 def data_dir() -> Path:
@@ -72,7 +78,7 @@ def data_dir() -> Path:
 
 DataPath: TypeAlias = Literal[
     "db", "certificates", "escalations", "hooks", "exec", "rooms", "snapshots", "serve_token",
-    "signing_key", "legacy_signing_key", "probes",
+    "signing_key", "legacy_signing_key", "probes", "gate",
 ]  # fmt: skip
 """The names of what the data directory holds (`DATA_LAYOUT`)."""
 
@@ -88,6 +94,7 @@ DATA_LAYOUT: dict[DataPath, str] = {
     "signing_key": "signing.key",  # the Ed25519 signing key
     "legacy_signing_key": "signing.hmac.key",  # the HMAC key of older certificates
     "probes": "probes",  # the sandbox probes that worked (bwrap.json)
+    "gate": "gate",  # the resident hook gate's sockets, a 0700 folder (donegate.cli._resident)
 }
 """The data directory's layout, named in this one place: every module asks `data_path`."""
 

@@ -7,14 +7,15 @@ field, option or URL, never a traceback.
 
 from __future__ import annotations
 
+import contextlib
 import sys
-from typing import NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
-import click
+if TYPE_CHECKING:
+    from donegate.cli._app import app
 
-from donegate.cli._app import app
-from donegate.errors import DonegateError
-from donegate.harness.custody import secure_process
+# Nothing heavy at import: `main` hands a hook call to the resident gate (`donegate.cli._resident`)
+# before click, pydantic or the harness are imported, and imports them only when it must.
 
 __all__ = ["EXIT_INTERRUPTED", "EXIT_USAGE", "app", "main"]
 
@@ -24,11 +25,60 @@ EXIT_INTERRUPTED = 130
 """Ctrl-C, by the shell convention (128 + SIGINT)."""
 
 
+def __getattr__(name: str) -> Any:
+    if name == "app":  # the command group, imported when first asked for (PEP 562)
+        from donegate.cli._app import app
+
+        return app
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
 def main(argv: list[str] | None = None) -> None:
     """Entry point: runs `app`, turning every kind of bad input into one line and exit 2.
 
     Every donegate program is a gate process: it first makes itself non-dumpable and takes the
-    signing key out of its environment (`donegate.harness.custody.secure_process`)."""
+    signing key out of its environment (`donegate.harness.custody.secure_process`). A hook call
+    of a ``donegate`` process (`argv` None) is first offered to the resident gate
+    (`donegate.cli._resident`); when none answers it runs here and then starts one."""
+    if argv is None and sys.argv[1:2] == ["hook"]:
+        from donegate.cli import _resident
+
+        args = sys.argv[1:]
+        if _resident.wanted(args):
+            code = _resident.run_warm(args)
+            if code is not None:
+                _exit_as(code)
+            try:
+                _main(None)
+            finally:
+                for stream in (sys.stdout, sys.stderr):
+                    with contextlib.suppress(OSError, ValueError):
+                        stream.flush()  # the answer first: the CLI is waiting for it
+                _resident.spawn_server(sorted(sys.modules))
+            return
+    _main(argv)
+
+
+def _exit_as(code: int) -> NoReturn:
+    """Exit as the resident gate's child did: with its code, or by the signal that ended it."""
+    if code < 0:
+        import os
+        import signal
+
+        with contextlib.suppress(OSError, ValueError):  # SIGKILL's cannot be set, nor needs it
+            signal.signal(-code, signal.SIG_DFL)
+        os.kill(os.getpid(), -code)
+        sys.exit(128 - code)
+    sys.exit(code)
+
+
+def _main(argv: list[str] | None) -> None:
+    import click
+
+    from donegate.cli._app import app
+    from donegate.errors import DonegateError
+    from donegate.harness.custody import secure_process
+
     secure_process()
     try:
         app.main(args=argv, prog_name="donegate", standalone_mode=False)
@@ -59,6 +109,8 @@ def main(argv: list[str] | None = None) -> None:
 
 def _fail(message: str, code: int = EXIT_USAGE) -> NoReturn:
     """One line on stderr, whatever the message held, then exit."""
+    import click
+
     click.echo(" ".join(message.split()), err=True)
     sys.exit(code)
 
