@@ -8,6 +8,8 @@ import sys
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from donegate.errors import UserError
 from donegate.harness import _process
@@ -189,3 +191,23 @@ def test_a_room_is_shown_at_another_path(sandbox: Isolation, world: dict[str, Pa
     _, out = jailed(sandbox, jail, "pwd; cat mine.txt; echo x > out.txt", work)
     assert str(work) in out and "room copy" in out, out
     assert (room / "out.txt").exists() and not (work / "out.txt").exists()
+
+
+_PARTS = st.sampled_from(["a", "b", "ab", ".", "..", ""])
+_PATHS = st.builds(
+    lambda lead, parts: lead + "/".join(parts),
+    st.sampled_from(["/", "", "a/"]),
+    st.lists(_PARTS, max_size=5),
+)
+
+
+@given(_PATHS, _PATHS)
+def test_at_or_below_is_path_parents_as_text(target: str, base: str) -> None:
+    """The jail's path test, done on text, answers as `pathlib` does on the same paths (but
+    for a leading ``//``, which `pathlib` takes for another root and Linux for ``/``)."""
+    from donegate.sandbox._bwrap import _at_or_below
+
+    t, b = Path(os.path.abspath(target)), Path(os.path.abspath(base))
+    assert _at_or_below(os.path.abspath(target), os.path.abspath(base)) == (
+        t == b or b in t.parents
+    )

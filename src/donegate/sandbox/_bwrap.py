@@ -139,7 +139,7 @@ def _mask_folder(path: Path) -> list[str]:
     return ["--tmpfs", where, "--remount-ro", where]
 
 
-def _is_system(path: Path) -> bool:
+def _is_system(path: str | os.PathLike[str]) -> bool:
     text = os.path.abspath(path)
     return text == "/" or any(
         text == d or text.startswith(d + "/") for d in (*_SYSTEM_DIRS, *_ROOT_LINKS)
@@ -148,19 +148,19 @@ def _is_system(path: Path) -> bool:
 
 def _inside(path: Path, roots: Sequence[Path]) -> bool:
     """Whether `path` is one of `roots` or lies below one."""
-    target = Path(os.path.abspath(path))
-    return any(
-        target == (base := Path(os.path.abspath(root))) or base in target.parents for root in roots
-    )
+    target = os.path.abspath(path)
+    return any(_at_or_below(target, os.path.abspath(root)) for root in roots)
 
 
 def _under_any(path: Path, roots: Sequence[Path]) -> bool:
     """Whether `path` is one of `roots` or lies below one (or below a system folder)."""
-    target = Path(os.path.abspath(path))
+    target = os.path.abspath(path)
     if _is_system(target):
         return True
-    for root in (*roots, *system_paths()):
-        base = Path(os.path.abspath(root))
-        if target == base or base in target.parents:
-            return True
-    return False
+    return any(_at_or_below(target, os.path.abspath(root)) for root in (*roots, *system_paths()))
+
+
+def _at_or_below(target: str, base: str) -> bool:
+    """Whether the absolute, normalized `target` is `base` or lies below it (`Path` parents,
+    compared as text: a command line is built per program started, and holds dozens of these)."""
+    return target == base or target.startswith(base if base.endswith("/") else base + "/")
