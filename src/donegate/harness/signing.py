@@ -30,6 +30,7 @@ from __future__ import annotations
 import base64
 import binascii
 import contextlib
+import functools
 import hashlib
 import hmac
 import os
@@ -216,8 +217,16 @@ def signing_key(*, create: bool) -> SigningKey:
             raise UserError(f"signing key {path}: an old HMAC key; run `donegate key init`")
         _retire_legacy(path, text)
         text = _file_text(path, create=True)
-    loaded = private_pem(text, path)
-    return SigningKey(private=loaded, public=_public_of(loaded), source=str(path))
+    loaded, public = _file_key(text, str(path))
+    return SigningKey(private=loaded, public=public, source=str(path))
+
+
+@functools.lru_cache(maxsize=4)
+def _file_key(text: bytes, path: str) -> tuple[Ed25519PrivateKey, PublicKey]:
+    """The key file's text as a key and its public half, parsed once per text (a worker signs
+    a certificate per task from the same file; `_file_text` reads it again when it changes)."""
+    loaded = private_pem(text, Path(path))
+    return loaded, _public_of(loaded)
 
 
 def _file_text(path: Path, *, create: bool) -> bytes:
