@@ -39,7 +39,7 @@ def measure(tree: Path, folder: str, tier: str) -> tuple[float, float, int]:
     profile = "dev" if tier == "fast" else "ci"  # the profile scripts/check picks per tier
     env = {**os.environ, "PYTHONPATH": str(tree / "src"), "HYPOTHESIS_PROFILE": profile}
     argv = [sys.executable, "-m", "pytest", "-p", "no:xdist", "-p", "no:cacheprovider", "-qq",
-            "-o", "addopts=--strict-markers", *marks, folder]  # fmt: skip
+            "-o", "addopts=--strict-markers -p no:langsmith_plugin", *marks, folder]  # fmt: skip
     cpu, start = children_cpu(), time.perf_counter()
     done = subprocess.run(argv, cwd=tree, env=env, stdout=subprocess.DEVNULL, check=False)
     return time.perf_counter() - start, children_cpu() - cpu, done.returncode

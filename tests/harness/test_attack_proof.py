@@ -18,6 +18,7 @@ from typing import Any
 
 import pytest
 import yaml
+from tests._cli import donegate
 from tests.sandbox.attacks import SKIP_ALL
 
 from donegate.harness.certificate import approve_certificate, verify_certificate
@@ -25,6 +26,10 @@ from donegate.harness.runner import TaskResult, run_task
 from donegate.harness.spec import TaskSpec, TaskSpecError, load_task
 from donegate.testing.player import ScriptedModel
 from donegate.testing.script import parse_script
+
+# Most cases wait on checks run in a clean room and are marked slow; the fast tier keeps a
+# protected-file edit, a forged certificate and the closure rules.
+pytestmark = pytest.mark.usefixtures("plain_check_pytest")
 
 PYTEST = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider"]
 BUGGY = "def double(x):\n    return x + x + 1\n"
@@ -111,6 +116,7 @@ def test_an_agent_editing_a_protected_test_fails_the_gate(tmp_path: Path) -> Non
     model.assert_exhausted()
 
 
+@pytest.mark.slow
 def test_an_agent_deleting_a_protected_test_fails_the_gate(tmp_path: Path) -> None:
     root = repo(tmp_path)
     model = agent(sh("rm tests/test_calc.py"), *claims(2))
@@ -118,6 +124,7 @@ def test_an_agent_deleting_a_protected_test_fails_the_gate(tmp_path: Path) -> No
     assert_tampering_caught(result, "protected file deleted: tests/test_calc.py")
 
 
+@pytest.mark.slow
 def test_an_agent_adding_a_conftest_that_skips_the_tests_fails_the_gate(tmp_path: Path) -> None:
     root = repo(tmp_path)
     model = agent(
@@ -132,6 +139,7 @@ def test_an_agent_adding_a_conftest_that_skips_the_tests_fails_the_gate(tmp_path
     assert_tampering_caught(result, "protected file added: conftest.py")
 
 
+@pytest.mark.slow
 def test_restoring_the_file_lets_the_next_claim_through(tmp_path: Path) -> None:
     root = repo(tmp_path)
     model = agent(
@@ -149,6 +157,7 @@ def test_restoring_the_file_lets_the_next_claim_through(tmp_path: Path) -> None:
     ]
 
 
+@pytest.mark.slow
 def test_the_certificate_carries_the_protected_digests_and_verify_rechecks_them(
     tmp_path: Path,
 ) -> None:
@@ -168,6 +177,7 @@ def test_the_certificate_carries_the_protected_digests_and_verify_rechecks_them(
     assert problems == ["protected file changed: tests/test_calc.py since certification"]
 
 
+@pytest.mark.slow
 def test_a_task_file_inside_the_workdir_is_protected(tmp_path: Path) -> None:
     root = repo(tmp_path)
     task = root / "task.yaml"
@@ -182,16 +192,6 @@ def test_a_task_file_inside_the_workdir_is_protected(tmp_path: Path) -> None:
 
 
 # -- certificates ------------------------------------------------------------------------------
-
-
-def donegate(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "donegate", *args],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        cwd=cwd,
-    )
 
 
 def certified(root: Path) -> Path:
@@ -236,6 +236,7 @@ def test_a_forged_certificate_runs_nothing(tmp_path: Path) -> None:
     assert line.endswith("signature: missing; the certificate is not signed")
 
 
+@pytest.mark.slow
 def test_an_edited_certificate_runs_nothing(tmp_path: Path) -> None:
     path = certified(tmp_path / "a")
     cert = json.loads(path.read_text())
@@ -245,6 +246,7 @@ def test_an_edited_certificate_runs_nothing(tmp_path: Path) -> None:
     assert_refused_and_nothing_ran(path, tmp_path)
 
 
+@pytest.mark.slow
 def test_nothing_runs_in_process_either(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     path = certified(tmp_path / "a")
     cert = json.loads(path.read_text())
@@ -257,6 +259,7 @@ def test_nothing_runs_in_process_either(tmp_path: Path, monkeypatch: pytest.Monk
     assert problems == ["signature: does not match; the certificate was changed or forged"]
 
 
+@pytest.mark.slow
 def test_verify_with_the_task_runs_its_checks_only_when_they_equal_the_certified(
     tmp_path: Path,
 ) -> None:
@@ -305,6 +308,7 @@ def test_closure_model_says_no_mechanical_check_backed_it(tmp_path: Path) -> Non
     assert closure["statement"].startswith("no mechanical check backed this completion")
 
 
+@pytest.mark.slow
 def test_closure_human_awaits_review_and_an_approval_closes_it_done(tmp_path: Path) -> None:
     root = repo(tmp_path / "w")
     task = tmp_path / "task.yaml"

@@ -36,7 +36,16 @@ from donegate.harness.runner import TaskResult, run_task
 from donegate.harness.scaffold import scaffold
 from donegate.harness.spec import TaskSpec, load_task
 
-pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="POSIX paths and shells")
+pytestmark = [
+    pytest.mark.skipif(sys.platform == "win32", reason="POSIX paths and shells"),
+    pytest.mark.usefixtures("plain_check_pytest"),
+]
+
+
+SLOW = pytest.mark.slow
+"""Every case waits on checks run in a clean room (a sandboxed pytest or unittest process): a
+handful stay in the fast tier (a runner module, a pytest.ini, a startup file, a legitimate change,
+the scaffold against a module), the rest run under ``./scripts/check --all``, as CI does."""
 
 
 def tamper_names(result: TaskResult) -> list[str]:
@@ -88,6 +97,7 @@ def unit_repo(root: Path) -> Path:
 # -- the runner shadowed: by a module, a package, bytecode -------------------------------------
 
 
+@pytest.mark.slow
 def test_a_unittest_module_in_the_workdir_fails_the_claim(tmp_path: Path) -> None:
     root = unit_repo(tmp_path / "w")
     model = agent(write("unittest.py", FAKE_UNITTEST), *claims(2))
@@ -102,6 +112,7 @@ def test_a_pytest_module_in_the_workdir_fails_the_claim(tmp_path: Path) -> None:
     assert_caught(result, "tests", "pytest.py shadows the installed package pytest")
 
 
+@pytest.mark.slow
 def test_a_package_beside_the_protected_test_module_fails_the_claim(tmp_path: Path) -> None:
     root = unit_repo(tmp_path / "w")
     model = agent(write("test_calc/__init__.py", PASSING_PACKAGE), *claims(2))
@@ -109,6 +120,7 @@ def test_a_package_beside_the_protected_test_module_fails_the_claim(tmp_path: Pa
     assert_caught(result, "unit", "test_calc/__init__.py shadows test_calc.py")
 
 
+@pytest.mark.slow
 def test_sourceless_runner_bytecode_fails_the_claim(tmp_path: Path) -> None:
     root = unit_repo(tmp_path / "w")
     compile_fake = (
@@ -125,6 +137,7 @@ def test_sourceless_runner_bytecode_fails_the_claim(tmp_path: Path) -> None:
     assert "unittest.pyc shadows the standard library module unittest" in tamper_names(result)
 
 
+@pytest.mark.slow
 def test_runner_bytecode_in_a_cache_is_named(tmp_path: Path) -> None:
     root = unit_repo(tmp_path / "w")
     fake = tmp_path / "fake.py"
@@ -139,6 +152,7 @@ def test_runner_bytecode_in_a_cache_is_named(tmp_path: Path) -> None:
     assert not any(c.passed for c in result.checks if c.name == "unit")
 
 
+@pytest.mark.slow
 def test_a_stdlib_module_shadowed_for_a_test_run_as_a_script_fails_the_claim(
     tmp_path: Path,
 ) -> None:
@@ -170,7 +184,9 @@ def test_a_stdlib_module_shadowed_for_a_test_run_as_a_script_fails_the_claim(
 CONFIGS = pytest_configs("test_double")
 
 
-@pytest.mark.parametrize("file", list(CONFIGS))
+@pytest.mark.parametrize(
+    "file", [pytest.param(f, marks=() if f == "pytest.ini" else SLOW) for f in CONFIGS]
+)
 def test_pytest_configuration_that_deselects_the_test_fails_the_claim(
     tmp_path: Path, file: str
 ) -> None:
@@ -187,6 +203,7 @@ def test_pytest_configuration_that_deselects_the_test_fails_the_claim(
     assert_caught(result, "tests", f"{file} {reason}")
 
 
+@pytest.mark.slow
 def test_a_conftest_under_a_bang_pattern_fails_the_claim(tmp_path: Path) -> None:
     root = repo(tmp_path / "w")
     (root / "tests" / "snapshots").mkdir()
@@ -202,9 +219,9 @@ def test_a_conftest_under_a_bang_pattern_fails_the_claim(tmp_path: Path) -> None
 @pytest.mark.parametrize(
     ("file", "content"),
     [
-        (".venv/lib/python3/site-packages/zz.pth", "import os\n"),
+        pytest.param(".venv/lib/python3/site-packages/zz.pth", "import os\n", marks=SLOW),
         ("sitecustomize.py", "import os\n"),
-        ("lib/usercustomize.py", "import os\n"),
+        pytest.param("lib/usercustomize.py", "import os\n", marks=SLOW),
     ],
 )
 def test_a_python_startup_file_fails_the_claim(tmp_path: Path, file: str, content: str) -> None:
@@ -216,6 +233,7 @@ def test_a_python_startup_file_fails_the_claim(tmp_path: Path, file: str, conten
     assert f"{file} is a Python startup file" in nudges(result)[0]
 
 
+@pytest.mark.slow
 def test_sitecustomize_on_the_checks_path_forges_nothing(tmp_path: Path) -> None:
     root = repo(tmp_path / "w")
     exit_ok = "import atexit, os\natexit.register(lambda: os._exit(0))\n"
@@ -228,6 +246,7 @@ def test_sitecustomize_on_the_checks_path_forges_nothing(tmp_path: Path) -> None
 # -- allow: opts a path out; legitimate changes pass -------------------------------------------
 
 
+@pytest.mark.slow
 def test_allow_lets_a_listed_conftest_through(tmp_path: Path) -> None:
     root = repo(tmp_path / "w")
     spec = calc_task(protect=["tests/**", "!conftest.py"], allow=["conftest.py"])
@@ -264,6 +283,7 @@ def test_a_new_helper_module_and_an_edited_source_pass(tmp_path: Path) -> None:
 # -- verify re-judges, against the start record the certificate carries ------------------------
 
 
+@pytest.mark.slow
 def test_verify_fails_a_shadow_planted_after_certification(tmp_path: Path) -> None:
     root = repo(tmp_path / "w")
     result = run_task(
@@ -302,7 +322,9 @@ SCAFFOLD_ATTACKS = {
 }
 
 
-@pytest.mark.parametrize("attack", list(SCAFFOLD_ATTACKS))
+@pytest.mark.parametrize(
+    "attack", [pytest.param(a, marks=() if a == "module" else SLOW) for a in SCAFFOLD_ATTACKS]
+)
 def test_the_scaffold_holds_against_each_class(tmp_path: Path, attack: str) -> None:
     scaffold(tmp_path / "t")
     spec = load_task(tmp_path / "t" / "task.yaml")

@@ -19,7 +19,10 @@ from donegate.harness.runner import run_task
 from donegate.harness.spec import TaskSpec, TaskSpecError, TestsCheck, validate_task
 from donegate.records.check import CheckResult
 
-pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="POSIX paths")
+pytestmark = [
+    pytest.mark.skipif(sys.platform == "win32", reason="POSIX paths"),
+    pytest.mark.usefixtures("plain_check_pytest"),
+]
 
 UNIT = (
     "import unittest\n\nfrom calc import double\n\n\nclass CalcTest(unittest.TestCase):\n"

@@ -57,7 +57,10 @@ from tests.sandbox import attacks
 from tests.sandbox.attacks import ATTACKS, BUG, FIX, Attack
 from tests.worker.helpers import text_turn
 
-pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="POSIX bytecode and daemons")
+pytestmark = [
+    pytest.mark.skipif(sys.platform != "linux", reason="POSIX bytecode and daemons"),
+    pytest.mark.usefixtures("plain_check_pytest"),
+]
 
 FAKE = Path(__file__).resolve().parents[1] / "harness" / "agents" / "fake_agent.py"
 CLAIM = "Fixed add(); the tests pass."
@@ -201,10 +204,6 @@ PATHS: dict[str, Callable[[Case], Outcome]] = {
 SLOW = {"exec-claude", "exec-gemini"}  # each starts the CLI, its sandbox and a hook per stop
 
 
-def path_params() -> list[object]:
-    return [pytest.param(p, marks=pytest.mark.slow) if p in SLOW else p for p in PATHS]
-
-
 @pytest.fixture
 def env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     """An isolated data directory, CLI homes and user home; the user's home is yielded."""
@@ -229,8 +228,24 @@ def ids(names: list[str]) -> list[str]:
     return [re.sub(r"[^\w.]+", "-", n).strip("-") for n in names]
 
 
-@pytest.mark.parametrize("path", path_params())
-@pytest.mark.parametrize("attack", list(ATTACKS), ids=ids(list(ATTACKS)))
+def cells(names: list[str]) -> list[object]:
+    """Every (attack or control, path) cell. The exec columns are slow; of the others the fast
+    tier keeps a diagonal, each name under one path and the paths in turn, so a quick run still
+    takes every attack and every path through the gate; ``--all`` (CI) runs every cell."""
+    fast = [p for p in PATHS if p not in SLOW]
+    return [
+        pytest.param(
+            name,
+            path,
+            id=f"{ident}-{path}",
+            marks=() if path == fast[i % len(fast)] else pytest.mark.slow,
+        )
+        for i, (name, ident) in enumerate(zip(names, ids(names), strict=True))
+        for path in PATHS
+    ]
+
+
+@pytest.mark.parametrize(("attack", "path"), cells(list(ATTACKS)))
 def test_no_attack_makes_a_claim_on_the_bug_done(
     attack: str, path: str, tmp_path: Path, env: Path, daemon: Daemon
 ) -> None:
@@ -250,8 +265,7 @@ def controls() -> list[str]:
     return list(seen.values())
 
 
-@pytest.mark.parametrize("path", path_params())
-@pytest.mark.parametrize("task_of", controls(), ids=ids(controls()))
+@pytest.mark.parametrize(("task_of", "path"), cells(controls()))
 def test_the_same_task_on_the_fix_with_no_attack_is_done(
     task_of: str, path: str, tmp_path: Path, env: Path, daemon: Daemon
 ) -> None:

@@ -42,7 +42,10 @@ from tests.sandbox.attacks import (
     weaken_while_checked,
 )
 
-pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="POSIX bytecode and daemons")
+pytestmark = [
+    pytest.mark.skipif(sys.platform != "linux", reason="POSIX bytecode and daemons"),
+    pytest.mark.usefixtures("plain_check_pytest"),
+]
 
 
 ATTACKS: dict[str, tuple[dict[str, Any], Callable[..., None]]] = {

@@ -16,6 +16,8 @@ from tests.worker.helpers import StepModel, task, text_turn
 
 PY = sys.executable
 
+pytestmark = pytest.mark.usefixtures("plain_check_pytest")
+
 
 def judged(store: SqlStore, work: Path, check: dict[str, object]) -> str:
     submit(

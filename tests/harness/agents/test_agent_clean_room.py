@@ -14,6 +14,8 @@ from tests.sandbox.attacks import calc, plant_parent_ini, plant_pyc
 
 PY = sys.executable
 
+pytestmark = pytest.mark.usefixtures("plain_check_pytest")
+
 
 @pytest.mark.parametrize("agent", ["claude", "codex", "gemini"])
 def test_a_planted_pyc_of_a_protected_test_does_not_pass_a_stop(

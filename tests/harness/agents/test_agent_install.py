@@ -8,18 +8,16 @@ import json
 import os
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 from hookkit import write_task
+from tests import _cli
 
-import donegate
 from donegate.harness.agents import AGENTS
 from donegate.harness.agents.install import is_donegate_hook
 
-SRC = Path(donegate.__file__).resolve().parents[1]
 CONFIG = {"claude": ".claude/settings.json", "codex": ".codex/hooks.json",
           "gemini": ".gemini/settings.json"}  # fmt: skip
 EVENTS = {"claude": ["SessionStart", "Stop", "SubagentStop"],
@@ -28,19 +26,11 @@ EVENTS = {"claude": ["SessionStart", "Stop", "SubagentStop"],
 
 
 def donegate_cli(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "PYTHONPATH": str(SRC)}
+    """``donegate ARGS`` in this process (only exit codes, output and the files are asserted)."""
     if args[:2] == ("hook", "install"):
         # install's closing doctor runs the real CLI (tests/agents_e2e/test_doctor_live.py)
         args = (*args, "--no-doctor")
-    return subprocess.run(
-        [sys.executable, "-m", "donegate", *args],
-        capture_output=True,
-        text=True,
-        cwd=cwd,
-        env=env,
-        timeout=60,
-        stdin=subprocess.DEVNULL,
-    )
+    return _cli.donegate(*args, cwd=cwd)
 
 
 def existing(agent: str) -> dict[str, Any]:
