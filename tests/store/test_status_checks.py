@@ -91,9 +91,9 @@ def test_an_out_of_vocabulary_status_is_refused_by_the_database(store_url: str, 
         store.close()
 
 
-def _migration() -> Any:
-    path = Path(MIGRATIONS) / "versions" / "r0011_status_checks.py"
-    spec = importlib.util.spec_from_file_location("r0011_status_checks", path)
+def _migration(name: str = "r0011_status_checks") -> Any:
+    path = Path(MIGRATIONS) / "versions" / f"{name}.py"
+    spec = importlib.util.spec_from_file_location(name, path)
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
@@ -183,11 +183,7 @@ def test_an_event_s_ending_and_loop_status_are_checked_too(
 
 
 def test_r0012_lists_today_s_endings_and_loop_statuses() -> None:
-    path = Path(MIGRATIONS) / "versions" / "r0012_event_checks.py"
-    spec = importlib.util.spec_from_file_location("r0012_event_checks", path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
+    module = _migration("r0012_event_checks")
     assert module.ENDINGS == status.ENDING_VALUES
     assert module.LOOP_STATUSES == status.LOOP_VALUES
 
