@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from hypothesis import given
+from hypothesis import assume, given
 from hypothesis import strategies as st
 
 from donegate.errors import UserError
@@ -207,6 +207,8 @@ def test_at_or_below_is_path_parents_as_text(target: str, base: str) -> None:
     for a leading ``//``, which `pathlib` takes for another root and Linux for ``/``)."""
     from donegate.sandbox._bwrap import _at_or_below
 
+    assume(not os.path.abspath(target).startswith("//"))
+    assume(not os.path.abspath(base).startswith("//"))
     t, b = Path(os.path.abspath(target)), Path(os.path.abspath(base))
     assert _at_or_below(os.path.abspath(target), os.path.abspath(base)) == (
         t == b or b in t.parents
