@@ -191,6 +191,13 @@ def test_a_stop_with_no_server_runs_cold_then_starts_one(tmp_path: Path) -> None
         assert b'"decision": "block"' in first.stdout and first.returncode == 0
         _wait_for(lambda: _answers(_socket(home)), "the server the cold stop started")
         assert os.stat(Path(_socket(home)).parent).st_mode & 0o777 == 0o700
+        pid = int(Path(_socket(home) + ".lock").read_text())
+        argv = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+        assert argv[1:4] == [
+            b"-P",
+            b"-m",
+            b"donegate.cli._resident_server",
+        ]  # no start folder on sys.path
         second, modules = _stop(home, task, work, "s1")
         assert [m for m in HEAVY if m in modules] == []
         assert b"(2 of 3)" in second.stderr and second.stdout == first.stdout

@@ -273,7 +273,8 @@ def spawn_server(preload: list[str]) -> None:
 
         env = {k: v for k, v in os.environ.items() if k != PROCESS_TOKEN_ENV}
         subprocess.Popen(
-            [sys.executable, "-m", "donegate.cli._resident_server", path, ",".join(preload)],
+            # -P: no folder prepended to sys.path (with -m, the start folder would be first)
+            [sys.executable, "-P", "-m", "donegate.cli._resident_server", path, ",".join(preload)],
             stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
