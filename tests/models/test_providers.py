@@ -77,7 +77,6 @@ def test_infer_model_builds_the_tables_model_class(
 ) -> None:
     p = by_prefix(prefix)
     assert p is not None and p.model_class is not None and p.sdk is not None
-    pytest.importorskip(p.sdk[0])
     monkeypatch.setenv(p.keys[-1], "k")
     model = infer.infer_model(f"{prefix}:m")
     assert (type(model).__module__, type(model).__name__) == p.model_class
